@@ -1,0 +1,113 @@
+import { ClerkProvider } from '@clerk/remix'
+import { rootAuthLoader } from '@clerk/remix/ssr.server'
+import type { LinksFunction, LoaderFunctionArgs, MetaFunction } from '@remix-run/node'
+import {
+	isRouteErrorResponse,
+	Links,
+	Meta,
+	NavLink,
+	Outlet,
+	Scripts,
+	ScrollRestoration,
+	useLoaderData,
+	useRouteError,
+	useRouteLoaderData,
+} from '@remix-run/react'
+import type { ReactNode } from 'react'
+import stylesheet from './styles/app.css?url'
+import { env } from './utils/env.server.ts'
+import { useNonce } from './utils/nonce-provider.ts'
+
+export const links: LinksFunction = () => [
+	{ rel: 'stylesheet', href: stylesheet },
+	{ rel: 'icon', href: '/favicon.svg', type: 'image/svg+xml' },
+]
+
+export const meta: MetaFunction = () => [
+	{ title: 'Callsheet' },
+	{ name: 'description', content: 'Callsheet: pre-production for film and video.' },
+]
+
+export async function loader(args: LoaderFunctionArgs) {
+	const config = env()
+	if (!config.clerkConfigured) return { signedIn: false, clerkConfigured: false }
+	// With sign-in configured, Clerk's loader verifies the session (and may refresh it by redirect).
+	return rootAuthLoader(args, ({ request }) => ({ signedIn: Boolean(request.auth.userId), clerkConfigured: true }), {
+		publishableKey: config.CLERK_PUBLISHABLE_KEY,
+		secretKey: config.CLERK_SECRET_KEY,
+		jwtKey: config.CLERK_JWT_KEY,
+		authorizedParties: [new URL(config.APP_URL).origin],
+	} as Parameters<typeof rootAuthLoader>[2])
+}
+
+type RootData = { signedIn: boolean; clerkConfigured: boolean; clerkState?: unknown }
+
+function SiteHeader({ signedIn }: { signedIn: boolean }) {
+	return (
+		<header className="site-header">
+			<div className="site-header__inner">
+				<a className="brand" href="/">
+					Callsheet
+				</a>
+				<nav aria-label="Main" className="nav">
+					<NavLink to="/pricing">Pricing</NavLink>
+					<NavLink to="/contact">Contact</NavLink>
+					{signedIn ? <NavLink to="/account">Account</NavLink> : <NavLink to="/sign-in">Sign in</NavLink>}
+				</nav>
+			</div>
+		</header>
+	)
+}
+
+export function Layout({ children }: { children: ReactNode }) {
+	const nonce = useNonce()
+	const data = useRouteLoaderData<RootData>('root')
+	return (
+		<html lang="en">
+			<head>
+				<meta charSet="utf-8" />
+				<meta name="viewport" content="width=device-width, initial-scale=1" />
+				<Meta />
+				<Links />
+			</head>
+			<body>
+				<a className="skip-link" href="#main">
+					Skip to content
+				</a>
+				<SiteHeader signedIn={data?.signedIn ?? false} />
+				<main id="main" tabIndex={-1}>
+					{children}
+				</main>
+				<footer className="site-footer">
+					<div className="site-footer__inner">© Callsheet · <a href="/contact">Contact support</a></div>
+				</footer>
+				<ScrollRestoration nonce={nonce} />
+				<Scripts nonce={nonce} />
+			</body>
+		</html>
+	)
+}
+
+export default function App() {
+	const data = useLoaderData<RootData>()
+	const nonce = useNonce()
+	if (!data.clerkState) return <Outlet />
+	return (
+		<ClerkProvider clerkState={data.clerkState} nonce={nonce || undefined}>
+			<Outlet />
+		</ClerkProvider>
+	)
+}
+
+export function ErrorBoundary() {
+	const error = useRouteError()
+	const notFound = isRouteErrorResponse(error) && error.status === 404
+	return (
+		<div className="stack">
+			<h1>{notFound ? 'Page not found' : 'Something went wrong'}</h1>
+			<p className="lead">
+				{notFound ? 'There is nothing at this address.' : 'Please try again in a moment.'} <a href="/">Go to the home page</a>.
+			</p>
+		</div>
+	)
+}

@@ -1,0 +1,30 @@
+import type { ActionFunctionArgs, LoaderFunctionArgs } from '@remix-run/node'
+import { errorResponse } from './http.server.ts'
+
+type Handler = (args: ActionFunctionArgs | LoaderFunctionArgs) => Promise<Response> | Response
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+
+/**
+ * Turns a map of method → handler into Remix's loader and action, so that every /api/* route answers
+ * JSON for wrong methods (405 with Allow) and for unexpected errors (500 server-error, logged, with no
+ * stack trace in the body).
+ */
+export function apiRoute(handlers: Partial<Record<Method, Handler>>) {
+	const allowed = Object.keys(handlers) as Method[]
+	if (allowed.includes('GET')) allowed.push('HEAD' as Method)
+	const allow = allowed.join(', ')
+
+	const dispatch = async (args: ActionFunctionArgs | LoaderFunctionArgs) => {
+		const method = (args.request.method === 'HEAD' ? 'GET' : args.request.method) as Method
+		const handler = handlers[method]
+		if (!handler) return errorResponse('method-not-allowed', { headers: { Allow: allow } })
+		try {
+			return await handler(args)
+		} catch (error) {
+			if (error instanceof Response) return error
+			console.error(`${args.request.method} ${new URL(args.request.url).pathname} failed:`, error)
+			return errorResponse('server-error')
+		}
+	}
+	return { loader: dispatch, action: dispatch }
+}

@@ -1,0 +1,65 @@
+import { PrismaClient } from '#app/generated/prisma/client.ts'
+import { databaseTarget } from './db/database-url.ts'
+import { applyPendingMigrations } from './db/migrate.server.ts'
+import { openPostgres } from './db/pg-adapter.server.ts'
+import { openEmbeddedDatabase } from './db/pglite-adapter.server.ts'
+
+type Connection = { prisma: PrismaClient; kind: 'postgres' | 'embedded'; close: () => Promise<void> }
+
+// Kept on globalThis so the dev server's module reloads reuse one connection (and one PGlite lock).
+const holder = globalThis as typeof globalThis & { __callsheetDb?: Connection }
+
+export type ConnectOptions = { databaseUrl: string | undefined; projectRoot: string; migrate?: boolean }
+
+/** Opens the database chosen by DATABASE_URL and applies pending migrations before anyone queries it. */
+export async function connectDatabase({ databaseUrl, projectRoot, migrate = true }: ConnectOptions) {
+	if (holder.__callsheetDb) return holder.__callsheetDb
+	const target = databaseTarget(databaseUrl)
+	if (target.kind === 'postgres') {
+		const database = openPostgres(target.url)
+		try {
+			if (migrate) await applyPendingMigrations({ projectRoot, query: (sql) => database.pool.query(sql) })
+		} catch (error) {
+			await database.close()
+			throw error
+		}
+		const prisma = new PrismaClient({ adapter: database.factory })
+		holder.__callsheetDb = { prisma, kind: 'postgres', close: async () => (await prisma.$disconnect(), await database.close()) }
+		return holder.__callsheetDb
+	}
+
+	let database = await openEmbeddedDatabase(target.dataDir)
+	if (migrate) {
+		await applyPendingMigrations({
+			projectRoot,
+			query: (sql) => database.pglite.query(sql),
+			// Only one process may have the folder open: close it while the migration process works.
+			beforeDeploy: () => database.pglite.close(),
+			lockToken: database.lock.token,
+			databaseUrl: `file:${target.dataDir}`,
+		})
+		if (database.pglite.closed) database = await openEmbeddedDatabase(target.dataDir)
+	}
+	const prisma = new PrismaClient({ adapter: database.factory })
+	holder.__callsheetDb = {
+		prisma,
+		kind: 'embedded',
+		close: async () => (await prisma.$disconnect(), await database.close()),
+	}
+	return holder.__callsheetDb
+}
+
+export async function disconnectDatabase() {
+	const connection = holder.__callsheetDb
+	holder.__callsheetDb = undefined
+	await connection?.close()
+}
+
+export function db(): PrismaClient {
+	if (!holder.__callsheetDb) throw new Error('The database is not connected: call connectDatabase() at start-up.')
+	return holder.__callsheetDb.prisma
+}
+
+export function databaseKind() {
+	return holder.__callsheetDb?.kind
+}

@@ -1,0 +1,18 @@
+import path from 'node:path'
+
+export type DatabaseTarget = { kind: 'postgres'; url: string } | { kind: 'embedded'; dataDir: string }
+
+export const DEFAULT_EMBEDDED_DIR = './data/pglite'
+
+/**
+ * contract.md §1: postgres:// or postgresql:// selects PostgreSQL; anything else, or nothing, the
+ * embedded database. A `file:` URL names the embedded database's folder (docs/decisions/0003).
+ */
+export function databaseTarget(databaseUrl: string | undefined): DatabaseTarget {
+	if (databaseUrl && /^postgres(ql)?:\/\//i.test(databaseUrl)) return { kind: 'postgres', url: databaseUrl }
+	if (databaseUrl?.startsWith('file:')) {
+		const folder = decodeURIComponent(databaseUrl.slice('file:'.length).replace(/^\/\/(?=\/)/, ''))
+		return { kind: 'embedded', dataDir: path.resolve(folder) }
+	}
+	return { kind: 'embedded', dataDir: path.resolve(DEFAULT_EMBEDDED_DIR) }
+}

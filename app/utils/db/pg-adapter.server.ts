@@ -1,0 +1,41 @@
+import pg from 'pg'
+import { PrismaPg } from '@prisma/adapter-pg'
+
+// @prisma/adapter-pg 6.19 cannot decode PostgreSQL's `name` type (oid 19), which the schema engine
+// reads from pg_catalog during `migrate deploy`: "Column type 'name' could not be deserialized".
+// `name` is text in all but length, so we report it as text (oid 25) on every pooled connection,
+// which covers queries inside transactions too.
+const NAME_OID = 19
+const TEXT_OID = 25
+
+type QueryResultLike = { fields?: Array<{ dataTypeID: number }> }
+
+export function reportNameColumnsAsText<T>(result: T): T {
+	for (const field of (result as QueryResultLike)?.fields ?? []) {
+		if (field.dataTypeID === NAME_OID) field.dataTypeID = TEXT_OID
+	}
+	return result
+}
+
+function patchClient(client: pg.PoolClient) {
+	const query = client.query.bind(client) as (...args: unknown[]) => unknown
+	client.query = ((...args: unknown[]) => {
+		const result = query(...args)
+		return result instanceof Promise ? result.then(reportNameColumnsAsText) : result
+	}) as typeof client.query
+}
+
+export type PostgresDatabase = { pool: pg.Pool; factory: PrismaPg; close: () => Promise<void> }
+
+export function openPostgres(connectionString: string, options: { max?: number } = {}): PostgresDatabase {
+	const pool = new pg.Pool({
+		connectionString,
+		max: options.max ?? 10,
+		connectionTimeoutMillis: 5_000,
+		idleTimeoutMillis: 30_000,
+	})
+	pool.on('connect', patchClient)
+	// An idle client losing its server (restart, failover) must not crash the process.
+	pool.on('error', (error) => console.error(`database: idle connection error: ${error.message}`))
+	return { pool, factory: new PrismaPg(pool), close: () => pool.end() }
+}

@@ -1,0 +1,126 @@
+import { z } from 'zod'
+
+// contract.md §1 is the source of these names and defaults. Missing keys never stop start-up (the
+// features that need them answer 401/503); a value that is present but malformed does, with one line
+// per problem, because running on a half-understood configuration is worse than not running.
+
+const optional = z
+	.string()
+	.transform((value) => value.trim())
+	.transform((value) => (value === '' ? undefined : value))
+	.optional()
+
+const urlWithScheme = (schemes: string[], example: string) =>
+	optional.refine(
+		(value) => value === undefined || (URL.canParse(value) && schemes.includes(new URL(value).protocol)),
+		{ message: `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')} (e.g. ${example})` },
+	)
+
+const email = (fallback: string) =>
+	optional.pipe(z.email({ message: 'must be an email address' }).optional()).transform((value) => value ?? fallback)
+
+const schema = z.object({
+	NODE_ENV: z.enum(['production', 'development', 'test']).catch('production'),
+	PORT: optional
+		.refine((value) => value === undefined || /^\d+$/.test(value), { message: 'must be a number (e.g. 3000)' })
+		.transform((value) => Number(value ?? 3000))
+		.refine((port) => port >= 0 && port <= 65535, { message: 'must be a port number between 0 and 65535' }),
+	APP_URL: urlWithScheme(['http:', 'https:'], 'https://app.example.com'),
+	DATABASE_URL: optional.refine((value) => value === undefined || URL.canParse(value), {
+		message: 'must be a URL (postgres://user:pass@host:5432/db, or file:./data/pglite for the embedded database)',
+	}),
+	COMMIT_SHA: optional,
+	REGION: optional,
+	FLY_REGION: optional,
+	VERCEL_REGION: optional,
+	AWS_REGION: optional,
+	CLERK_PUBLISHABLE_KEY: optional.refine((value) => value === undefined || /^pk_(test|live)_/.test(value), {
+		message: 'must start with pk_test_ or pk_live_',
+	}),
+	CLERK_SECRET_KEY: optional,
+	// Operators often paste a PEM with literal "\n": accept that form too.
+	CLERK_JWT_KEY: optional
+		.transform((value) => value?.replaceAll('\\n', '\n'))
+		.refine((value) => value === undefined || value.includes('-----BEGIN PUBLIC KEY-----'), {
+			message: 'must be a PEM public key (-----BEGIN PUBLIC KEY----- …)',
+		}),
+	CLERK_API_URL: urlWithScheme(['http:', 'https:'], 'https://api.clerk.com'),
+	STRIPE_SECRET_KEY: optional,
+	STRIPE_WEBHOOK_SECRET: optional,
+	STRIPE_API_URL: urlWithScheme(['http:', 'https:'], 'http://127.0.0.1:12111'),
+	SMTP_URL: urlWithScheme(['smtp:', 'smtps:'], 'smtp://user:pass@mail.example.com:587'),
+	CONTACT_TO: email('support@localhost'),
+	MAIL_FROM: email('no-reply@localhost'),
+	TRUST_PROXY: optional
+		.refine((value) => value === undefined || /^\d+$/.test(value), {
+			message: 'must be the number of proxy hops to trust (0, 1, 2, …)',
+		})
+		.transform((value) => Number(value ?? 0)),
+	REDIS_URL: urlWithScheme(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
+	ADMIN_USER_IDS: optional.transform(
+		(value) => new Set((value ?? '').split(',').map((id) => id.trim()).filter(Boolean)),
+	),
+})
+
+type ParsedEnv = z.output<typeof schema>
+
+export type Env = Omit<ParsedEnv, 'APP_URL' | 'REGION'> & {
+	APP_URL: string
+	REGION: string
+	clerkConfigured: boolean
+	stripeConfigured: boolean
+}
+
+export class InvalidEnvError extends Error {
+	constructor(readonly problems: string[]) {
+		super(`Invalid configuration:\n${problems.map((line) => `  ${line}`).join('\n')}`)
+		this.name = 'InvalidEnvError'
+	}
+}
+
+export function parseEnv(source: Record<string, string | undefined>): Env {
+	const result = schema.safeParse(source)
+	if (!result.success) {
+		throw new InvalidEnvError(
+			result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`),
+		)
+	}
+	const env = result.data
+	return {
+		...env,
+		APP_URL: (env.APP_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
+		REGION: env.REGION ?? env.FLY_REGION ?? env.VERCEL_REGION ?? env.AWS_REGION ?? 'unknown',
+		clerkConfigured: Boolean(env.CLERK_PUBLISHABLE_KEY && env.CLERK_SECRET_KEY),
+		stripeConfigured: Boolean(env.STRIPE_SECRET_KEY),
+	}
+}
+
+let current: Env | undefined
+
+/** Validates process.env once; call at start-up so a bad value stops the process before it serves. */
+export function initEnv(source: Record<string, string | undefined> = process.env): Env {
+	current = parseEnv(source)
+	return current
+}
+
+export function env(): Env {
+	return (current ??= parseEnv(process.env))
+}
+
+/** What the browser may see: nothing secret, ever. */
+export function getPublicEnv() {
+	return { CLERK_PUBLISHABLE_KEY: env().clerkConfigured ? env().CLERK_PUBLISHABLE_KEY : undefined }
+}
+
+export function startupWarnings(config: Env): string[] {
+	const warnings: string[] = []
+	if (!config.clerkConfigured)
+		warnings.push('CLERK_PUBLISHABLE_KEY/CLERK_SECRET_KEY not set: sign-in is off; signed-in endpoints answer 401.')
+	if (!config.stripeConfigured)
+		warnings.push('STRIPE_SECRET_KEY not set: checkout answers 503 processor_not_configured.')
+	if (!config.STRIPE_WEBHOOK_SECRET)
+		warnings.push('STRIPE_WEBHOOK_SECRET not set: the billing webhook answers 503 processor_not_configured.')
+	if (!config.SMTP_URL)
+		warnings.push('SMTP_URL not set: mail is NOT being delivered; each message is written to ./data/outbox/ instead.')
+	return warnings
+}

@@ -1,0 +1,132 @@
+import type { z } from 'zod'
+
+// Every /api/* failure is { error, code } (+ detail and issues on bad-body). The status of each code
+// is decided here and nowhere else.
+export const ERROR_STATUS = {
+	'bad-body': 400,
+	'email-mismatch': 400,
+	'bad-signature': 400,
+	unauthorized: 401,
+	forbidden: 403,
+	'not-found': 404,
+	'no-customer': 404,
+	'method-not-allowed': 405,
+	'already-subscribed': 409,
+	'payload-too-large': 413,
+	'rate-limited': 429,
+	'server-error': 500,
+	'db-error': 500,
+	'identity-provider-unavailable': 503,
+	processor_not_configured: 503,
+} as const
+
+export type ErrorCode = keyof typeof ERROR_STATUS
+
+const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
+	'bad-body': 'The request body is not valid.',
+	'email-mismatch': 'The email you typed does not match the email on your account.',
+	'bad-signature': 'The webhook signature is missing or invalid.',
+	unauthorized: 'You need to be signed in.',
+	forbidden: 'This request is not allowed.',
+	'not-found': 'Not found.',
+	'no-customer': 'There is no billing account for this user yet.',
+	'method-not-allowed': 'This method is not allowed here.',
+	'already-subscribed': 'You already have a subscription; change plans from the billing portal.',
+	'payload-too-large': 'The request body is larger than 64 KiB.',
+	'rate-limited': 'Too many requests. Please wait and try again.',
+	'server-error': 'Something went wrong on our side. It is safe to try again.',
+	'db-error': 'We could not save your request. It is safe to try again.',
+	'identity-provider-unavailable': 'We could not reach the sign-in service. It is safe to try again.',
+	processor_not_configured: 'Billing is not enabled in this environment.',
+}
+
+export type Issue = { path: string; message: string }
+
+export type ErrorExtras = { error?: string; detail?: string; issues?: Issue[]; headers?: HeadersInit }
+
+export function jsonResponse(body: unknown, init: ResponseInit = {}) {
+	const headers = new Headers(init.headers)
+	headers.set('Content-Type', 'application/json; charset=utf-8')
+	if (!headers.has('Cache-Control')) headers.set('Cache-Control', 'no-store')
+	return new Response(JSON.stringify(body), { ...init, headers })
+}
+
+export function errorResponse(code: ErrorCode, extras: ErrorExtras = {}) {
+	const { headers, error, ...rest } = extras
+	return jsonResponse({ error: error ?? DEFAULT_MESSAGE[code], code, ...rest }, { status: ERROR_STATUS[code], headers })
+}
+
+export function zodIssues(error: z.ZodError): Issue[] {
+	return error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }))
+}
+
+export const MAX_BODY_BYTES = 64 * 1024
+
+export class PayloadTooLargeError extends Error {
+	constructor() {
+		super('payload too large')
+		this.name = 'PayloadTooLargeError'
+	}
+}
+
+/** Reads at most MAX_BODY_BYTES, so a client cannot make us buffer an unbounded body. */
+export async function readBodyText(request: Request): Promise<string> {
+	const declared = Number(request.headers.get('Content-Length') ?? NaN)
+	if (declared > MAX_BODY_BYTES) throw new PayloadTooLargeError()
+	if (!request.body) return ''
+	const reader = request.body.getReader()
+	const chunks: Uint8Array[] = []
+	let size = 0
+	for (;;) {
+		const { done, value } = await reader.read()
+		if (done) break
+		size += value.byteLength
+		if (size > MAX_BODY_BYTES) {
+			await reader.cancel()
+			throw new PayloadTooLargeError()
+		}
+		chunks.push(value)
+	}
+	return Buffer.concat(chunks).toString('utf8')
+}
+
+export type BodyResult<T> = { ok: true; data: T } | { ok: false; response: Response }
+
+/**
+ * The one way an /api/* route reads its body: application/json only (so a plain cross-site HTML form
+ * cannot post it), 64 KiB at most, valid JSON, then the route's zod schema.
+ */
+export async function readJsonBody<S extends z.ZodType>(request: Request, schema: S): Promise<BodyResult<z.output<S>>> {
+	const contentType = request.headers.get('Content-Type') ?? ''
+	if (!/^application\/json\s*(;|$)/i.test(contentType)) {
+		return {
+			ok: false,
+			response: errorResponse('bad-body', { detail: 'The body must be JSON sent with Content-Type: application/json.' }),
+		}
+	}
+	let text: string
+	try {
+		text = await readBodyText(request)
+	} catch (error) {
+		if (error instanceof PayloadTooLargeError) return { ok: false, response: errorResponse('payload-too-large') }
+		throw error
+	}
+	let raw: unknown
+	try {
+		raw = JSON.parse(text)
+	} catch {
+		return { ok: false, response: errorResponse('bad-body', { detail: 'The body is not valid JSON.' }) }
+	}
+	const parsed = schema.safeParse(raw)
+	if (!parsed.success) {
+		const issues = zodIssues(parsed.error)
+		return {
+			ok: false,
+			response: errorResponse('bad-body', {
+				detail: issues.map((issue) => `${issue.path || 'body'}: ${issue.message}`).join('; '),
+				issues,
+			}),
+		}
+	}
+	return { ok: true, data: parsed.data }
+}

@@ -1,0 +1,78 @@
+import crypto from 'node:crypto'
+import http from 'node:http'
+import { createRequestHandler } from '@remix-run/node'
+import { sendFetchResponse, toFetchRequest } from './node-fetch-bridge.js'
+
+/**
+ * The HTTP server shared by `npm start` and `npm run dev`: security headers on every response, a
+ * request log line (health excepted), Remix for everything else, and a graceful stop.
+ */
+export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware }) {
+	let inFlight = 0
+	let closing = false
+	let remix
+	let remixBuild
+
+	const server = http.createServer(async (req, res) => {
+		const started = process.hrtime.bigint()
+		inFlight++
+		if (closing) res.setHeader('Connection', 'close')
+		res.on('close', () => {
+			inFlight--
+			const path = (req.url ?? '/').split('?')[0]
+			if (path !== '/api/health') {
+				const ms = Number(process.hrtime.bigint() - started) / 1e6
+				console.log(`${req.method} ${path} ${res.statusCode} ${ms.toFixed(1)}ms`)
+			}
+		})
+		try {
+			const build = await getBuild()
+			if (build !== remixBuild) {
+				remixBuild = build
+				remix = createRequestHandler(build, mode)
+			}
+			const entry = build.entry.module
+			const nonce = crypto.randomBytes(16).toString('base64')
+			const headers = entry.securityHeaders(nonce)
+			if (viteMiddleware && (await viteMiddleware(req, res))) return
+			if (serveStatic?.(req, res, headers)) return
+
+			const controller = new AbortController()
+			res.on('close', () => {
+				if (!res.writableFinished) controller.abort()
+			})
+			const request = toFetchRequest(req, controller.signal)
+			const response = await remix(request, { cspNonce: nonce, remoteAddress: req.socket.remoteAddress })
+			await sendFetchResponse(res, response, headers)
+		} catch (error) {
+			if (res.headersSent) {
+				res.destroy()
+				return
+			}
+			console.error('server: request failed:', error)
+			const isApi = (req.url ?? '').startsWith('/api/')
+			res.writeHead(isApi ? 500 : 500, { 'content-type': isApi ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8' })
+			res.end(
+				isApi
+					? JSON.stringify({ error: 'Something went wrong on our side. It is safe to try again.', code: 'server-error' })
+					: 'Something went wrong on our side. Please try again.',
+			)
+		}
+	})
+	server.keepAliveTimeout = 65_000
+	server.headersTimeout = 66_000
+	server.requestTimeout = 30_000
+
+	/** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes the rest. */
+	async function shutdown(graceMs = 10_000) {
+		closing = true
+		const closed = new Promise((resolve) => server.close(resolve))
+		server.closeIdleConnections()
+		const deadline = Date.now() + graceMs
+		while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+		server.closeAllConnections()
+		await closed
+	}
+
+	return { server, shutdown }
+}

@@ -1,0 +1,35 @@
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+
+// Converts between node:http and the Fetch API objects Remix speaks. Small on purpose: Remix's own
+// adapters do more than we need, per request (docs/decisions/0004-own-http-server.md).
+
+export function toFetchRequest(req, signal) {
+	const headers = new Headers()
+	const raw = req.rawHeaders
+	for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1])
+	const host = req.headers.host ?? 'localhost'
+	const url = new URL(req.url ?? '/', `http://${host}`)
+	const init = { method: req.method, headers, signal }
+	if (req.method !== 'GET' && req.method !== 'HEAD') {
+		init.body = Readable.toWeb(req)
+		init.duplex = 'half'
+	}
+	return new Request(url, init)
+}
+
+export async function sendFetchResponse(res, response, extraHeaders) {
+	const headers = {}
+	for (const [name, value] of extraHeaders) headers[name] = value
+	response.headers.forEach((value, name) => {
+		if (name !== 'set-cookie') headers[name] = value
+	})
+	const cookies = response.headers.getSetCookie()
+	if (cookies.length > 0) headers['set-cookie'] = cookies
+	res.writeHead(response.status, response.statusText || undefined, headers)
+	if (!response.body || res.req.method === 'HEAD') {
+		res.end()
+		return
+	}
+	await pipeline(Readable.fromWeb(response.body), res)
+}

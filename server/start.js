@@ -1,0 +1,52 @@
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createAppServer } from './app-server.js'
+import { createStaticFiles } from './static-files.js'
+
+// `npm start`: the production server. Start-up order: validate configuration, open the database
+// (applying pending migrations), then listen. Any failure before listening exits non-zero with the
+// reason on one line per problem.
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+process.chdir(projectRoot)
+process.env.NODE_ENV ??= 'production'
+
+const build = await import(path.join(projectRoot, 'build/server/index.js'))
+const entry = build.entry.module
+
+let config
+try {
+	;({ config } = await entry.startServices({ projectRoot }))
+} catch (error) {
+	console.error(`Start-up failed: ${error.message}`)
+	process.exit(1)
+}
+
+const { server, shutdown } = createAppServer({
+	getBuild: () => build,
+	serveStatic: createStaticFiles(path.join(projectRoot, 'build/client')),
+	mode: 'production',
+})
+
+server.on('error', async (error) => {
+	console.error(`Start-up failed: cannot listen on port ${config.PORT}: ${error.message}`)
+	await entry.stopServices()
+	process.exit(1)
+})
+
+server.listen(config.PORT, () => {
+	const { port } = server.address()
+	console.log(`Callsheet is serving on http://localhost:${port} (public URL ${config.APP_URL})`)
+})
+
+let stopping = false
+for (const signal of ['SIGTERM', 'SIGINT']) {
+	process.on(signal, async () => {
+		if (stopping) return
+		stopping = true
+		console.log(`${signal}: finishing in-flight requests, then stopping`)
+		await shutdown()
+		await entry.stopServices()
+		process.exit(0)
+	})
+}

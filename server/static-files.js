@@ -1,0 +1,52 @@
+import fs from 'node:fs'
+import path from 'node:path'
+
+const TYPES = {
+	'.js': 'text/javascript; charset=utf-8',
+	'.css': 'text/css; charset=utf-8',
+	'.svg': 'image/svg+xml',
+	'.png': 'image/png',
+	'.ico': 'image/x-icon',
+	'.json': 'application/json',
+	'.txt': 'text/plain; charset=utf-8',
+	'.webmanifest': 'application/manifest+json',
+	'.woff2': 'font/woff2',
+}
+
+/** Indexes build/client once at start-up, so a request for a static file costs one Map lookup. */
+export function createStaticFiles(root) {
+	const files = new Map()
+	const walk = (dir) => {
+		if (!fs.existsSync(dir)) return
+		for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+			const full = path.join(dir, entry.name)
+			if (entry.isDirectory()) walk(full)
+			else {
+				const urlPath = '/' + path.relative(root, full).split(path.sep).join('/')
+				files.set(urlPath, {
+					full,
+					size: fs.statSync(full).size,
+					type: TYPES[path.extname(entry.name)] ?? 'application/octet-stream',
+					// Vite fingerprints everything under /assets/: those never change.
+					cacheControl: urlPath.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'public, max-age=3600',
+				})
+			}
+		}
+	}
+	walk(root)
+
+	return function serveStatic(req, res, extraHeaders) {
+		if (req.method !== 'GET' && req.method !== 'HEAD') return false
+		const pathname = decodeURIComponent((req.url ?? '/').split('?')[0])
+		const file = files.get(pathname)
+		if (!file) return false
+		const headers = Object.fromEntries(extraHeaders)
+		headers['content-type'] = file.type
+		headers['content-length'] = file.size
+		headers['cache-control'] = file.cacheControl
+		res.writeHead(200, headers)
+		if (req.method === 'HEAD') res.end()
+		else fs.createReadStream(file.full).pipe(res)
+		return true
+	}
+}

@@ -1,0 +1,129 @@
+// Shared plumbing for the HTTP stand-ins (fake Clerk Backend API, fake Stripe).
+import { randomBytes } from 'node:crypto'
+import http from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
+
+/**
+ * How a stand-in answers its API routes. `hang` never answers (the socket
+ * stays open until close()), `reset` drops the connection without a reply.
+ */
+export type FaultMode = 'ok' | 'error500' | 'hang' | 'reset'
+
+export type Handler = (
+	req: http.IncomingMessage,
+	res: http.ServerResponse,
+) => void | Promise<void>
+
+export interface Listening {
+	server: http.Server
+	port: number
+	/** Base URL without a trailing slash, e.g. http://127.0.0.1:41234 */
+	url: string
+	/** Stops listening and destroys every open socket, so hung requests never block a test run. */
+	close(): Promise<void>
+}
+
+export async function listen(handler: Handler): Promise<Listening> {
+	const sockets = new Set<Socket>()
+	const server = http.createServer((req, res) => {
+		Promise.resolve(handler(req, res)).catch((error: unknown) => {
+			// A bug in a stand-in must surface as a loud 500, not a hung request.
+			if (!res.headersSent) {
+				sendJson(res, 500, { error: { type: 'api_error', message: String(error) } })
+			} else {
+				res.destroy()
+			}
+		})
+	})
+	// Hung requests keep keep-alive sockets open: close() must be able to cut them.
+	server.on('connection', (socket) => {
+		sockets.add(socket)
+		socket.on('close', () => sockets.delete(socket))
+	})
+	await new Promise<void>((resolve, reject) => {
+		server.once('error', reject)
+		server.listen(0, '127.0.0.1', () => resolve())
+	})
+	const { port } = server.address() as AddressInfo
+	let closing: Promise<void> | undefined
+	return {
+		server,
+		port,
+		url: `http://127.0.0.1:${port}`,
+		close() {
+			closing ??= new Promise<void>((resolve) => {
+				server.close(() => resolve())
+				for (const socket of sockets) socket.destroy()
+				server.closeAllConnections()
+			})
+			return closing
+		},
+	}
+}
+
+export function readBody(req: http.IncomingMessage, limit = 1024 * 1024): Promise<string> {
+	return new Promise((resolve, reject) => {
+		const chunks: Buffer[] = []
+		let size = 0
+		req.on('data', (chunk: Buffer) => {
+			size += chunk.length
+			if (size > limit) {
+				reject(new Error('request body too large for stand-in'))
+				req.destroy()
+				return
+			}
+			chunks.push(chunk)
+		})
+		req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+		req.on('error', reject)
+	})
+}
+
+/**
+ * `contentType` is exact on purpose: @clerk/backend only parses a body as JSON
+ * when Content-Type is exactly `application/json` (no charset parameter).
+ */
+export function sendJson(
+	res: http.ServerResponse,
+	status: number,
+	body: unknown,
+	headers: Record<string, string> = {},
+): void {
+	const text = JSON.stringify(body)
+	res.writeHead(status, {
+		'Content-Type': 'application/json',
+		'Content-Length': Buffer.byteLength(text),
+		...headers,
+	})
+	res.end(text)
+}
+
+export function sendHtml(res: http.ServerResponse, status: number, html: string): void {
+	res.writeHead(status, {
+		'Content-Type': 'text/html; charset=utf-8',
+		'Content-Length': Buffer.byteLength(html),
+	})
+	res.end(html)
+}
+
+export function escapeHtml(value: unknown): string {
+	return String(value)
+		.replaceAll('&', '&amp;')
+		.replaceAll('<', '&lt;')
+		.replaceAll('>', '&gt;')
+		.replaceAll('"', '&quot;')
+		.replaceAll("'", '&#39;')
+}
+
+/** Random lowercase alphanumerics, for ids that look like the real services' ids. */
+export function randomId(length = 24): string {
+	const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ'
+	const bytes = randomBytes(length)
+	let out = ''
+	for (const byte of bytes) out += alphabet[byte % alphabet.length]
+	return out
+}
+
+export function nowSeconds(): number {
+	return Math.floor(Date.now() / 1000)
+}

@@ -1,0 +1,171 @@
+// A node:http fake of the Stripe API (version 2026-10-28.endive) for the real `stripe` SDK:
+//   new Stripe(key, { host: '127.0.0.1', port, protocol: 'http', maxNetworkRetries: 0, timeout: 2000 })
+// plus hosted Checkout/portal pages and signed webhook delivery. No stripe-mock exists offline.
+import { listen, randomId, readBody, sendJson, type FaultMode } from './http-util.js'
+import { handleApi } from './stripe/api.js'
+import { deliverEvent, makeEvent, signEvent, type Delivery, type SignOptions, type StripeEvent } from './stripe/events.js'
+import { parseStripeForm, type FormObject } from './stripe/form.js'
+import { handleHosted } from './stripe/hosted.js'
+import { STRIPE_API_VERSION, type Interval, type StripeObject, type SubscriptionStatus } from './stripe/objects.js'
+import { StripeStore, type SeedSubscription } from './stripe/store.js'
+
+export { STRIPE_API_VERSION, type StripeEvent, type StripeObject }
+
+export interface FakeStripeOptions {
+	webhookSecret?: string
+	/** Where hosted-checkout payments send events. Defaults to `${appUrl}/api/billing/webhook`. */
+	webhookUrl?: string
+	appUrl?: string
+	/** Seed a price per plan × interval with lookup key `<plan>_<interval>` (default true). */
+	seedPrices?: boolean
+	/** When set, any other API key gets Stripe's 401. */
+	secretKey?: string
+}
+
+export interface RecordedRequest {
+	method: string
+	path: string
+	params: FormObject
+	idempotencyKey: string | undefined
+	stripeVersion: string | undefined
+}
+
+export interface FakeStripe {
+	url: string
+	port: number
+	webhookSecret: string
+	requests: RecordedRequest[]
+	deliveries: Delivery[]
+	store: StripeStore
+	setMode(mode: FaultMode): void
+	setWebhookUrl(url: string | undefined): void
+	createCustomer(fields?: Partial<StripeObject>): StripeObject
+	createSubscription(seed: SeedSubscription): StripeObject
+	setSubscriptionStatus(id: string, status: SubscriptionStatus): StripeObject
+	priceFor(plan: string, interval: Interval): StripeObject
+	/** Parsed params of a checkout session's create request. */
+	checkoutParams(sessionId: string): FormObject | undefined
+	makeEvent: typeof makeEvent
+	signEvent(event: StripeEvent | string, opts?: SignOptions): { payload: string; header: string }
+	/** Signs and POSTs one event to the webhook URL; resolves with the app's answer. */
+	deliver(event: StripeEvent): Promise<Delivery>
+	close(): Promise<void>
+}
+
+interface Replay {
+	fingerprint: string
+	status: number
+	body: unknown
+}
+
+export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<FakeStripe> {
+	const webhookSecret = opts.webhookSecret ?? `whsec_test_${randomId(32)}`
+	let webhookUrl = opts.webhookUrl ?? (opts.appUrl ? `${opts.appUrl}/api/billing/webhook` : undefined)
+	let mode: FaultMode = 'ok'
+	const store = new StripeStore()
+	if (opts.seedPrices !== false) store.seedPlans()
+	const requests: RecordedRequest[] = []
+	const deliveries: Delivery[] = []
+	const replays = new Map<string, Replay>()
+	let fakeUrl = ''
+
+	async function deliver(event: StripeEvent): Promise<Delivery> {
+		if (!webhookUrl) {
+			const skipped = { event, url: '', status: null, body: '', error: 'no webhook URL set' }
+			deliveries.push(skipped)
+			return skipped
+		}
+		const delivery = await deliverEvent(webhookUrl, event, webhookSecret)
+		deliveries.push(delivery)
+		return delivery
+	}
+
+	const listening = await listen(async (req, res) => {
+		const url = new URL(req.url ?? '/', 'http://localhost')
+		const method = req.method ?? 'GET'
+		const body = method === 'GET' ? '' : await readBody(req)
+		const params = parseStripeForm(method === 'GET' || method === 'DELETE' ? url.searchParams : body)
+		const header = (name: string) => {
+			const value = req.headers[name]
+			return Array.isArray(value) ? value[0] : value
+		}
+		const idempotencyKey = header('idempotency-key')
+		requests.push({ method, path: url.pathname, params, idempotencyKey, stripeVersion: header('stripe-version') })
+
+		if (!url.pathname.startsWith('/v1/')) {
+			const handled = await handleHosted(req, res, url.pathname, {
+				store,
+				deliver: async (events) => {
+					for (const event of events) await deliver(event)
+				},
+			})
+			if (!handled) sendJson(res, 404, { error: { type: 'invalid_request_error', message: 'Not found' } })
+			return
+		}
+		if (mode === 'hang') return
+		if (mode === 'reset') return void req.socket.destroy()
+		if (mode === 'error500') {
+			return sendJson(res, 500, {
+				error: { type: 'api_error', message: 'An unknown error occurred (fake Stripe error500 mode).' },
+			})
+		}
+		const responseHeaders = {
+			'Request-Id': `req_${randomId(14)}`,
+			'Stripe-Version': header('stripe-version') ?? STRIPE_API_VERSION,
+			...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}),
+		}
+		const key = header('authorization')?.replace(/^Bearer /, '')
+		if (!key || (opts.secretKey && key !== opts.secretKey)) {
+			return sendJson(
+				res,
+				401,
+				{ error: { type: 'invalid_request_error', message: key ? `Invalid API Key provided: ${key.slice(0, 8)}***` : 'You did not provide an API key.' } },
+				responseHeaders,
+			)
+		}
+		// Stripe replays the first result of a POST for the same key, and refuses the key with
+		// different params. Only executed (2xx) requests are saved, as Stripe documents.
+		const fingerprint = JSON.stringify([method, url.pathname, params])
+		const replay = method === 'POST' && idempotencyKey ? replays.get(idempotencyKey) : undefined
+		if (replay && replay.fingerprint !== fingerprint) {
+			return sendJson(
+				res,
+				400,
+				{
+					error: {
+						type: 'idempotency_error',
+						message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${idempotencyKey}' if you meant to execute a different request.`,
+					},
+				},
+				responseHeaders,
+			)
+		}
+		if (replay) return sendJson(res, replay.status, replay.body, { ...responseHeaders, 'Idempotent-Replayed': 'true' })
+		const result = handleApi({ store, fakeUrl, params }, method, url.pathname)
+		if (method === 'POST' && idempotencyKey && result.status < 300) {
+			replays.set(idempotencyKey, { fingerprint, ...result })
+		}
+		sendJson(res, result.status, result.body, responseHeaders)
+	})
+	fakeUrl = listening.url
+
+	return {
+		url: listening.url,
+		port: listening.port,
+		webhookSecret,
+		requests,
+		deliveries,
+		store,
+		setMode: (next) => void (mode = next),
+		setWebhookUrl: (next) => void (webhookUrl = next),
+		createCustomer: (fields) => store.createCustomer(fields),
+		createSubscription: (seed) => store.createSubscription(seed),
+		setSubscriptionStatus: (id, status) => store.setSubscriptionStatus(id, status),
+		priceFor: (plan, interval) => store.ensurePrice(plan, interval),
+		checkoutParams: (id) => store.checkoutParams.get(id),
+		makeEvent,
+		signEvent: (event, signOpts) => signEvent(event, webhookSecret, signOpts),
+		deliver,
+		close: listening.close,
+	}
+}

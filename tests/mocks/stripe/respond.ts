@@ -1,0 +1,72 @@
+// Response helpers shared by the fake's route files: Stripe-shaped errors and list paging.
+import { str, type FormObject } from './form.js'
+import { listObject, type StripeObject } from './objects.js'
+import type { StripeStore } from './store.js'
+
+export interface ApiContext {
+	store: StripeStore
+	/** Base URL of the fake, for hosted page URLs. */
+	fakeUrl: string
+	params: FormObject
+}
+
+export interface ApiResult {
+	status: number
+	body: unknown
+}
+
+export type Route = [
+	method: string,
+	pattern: RegExp,
+	handler: (ctx: ApiContext, id: string) => ApiResult,
+]
+
+export function ok(body: unknown): ApiResult {
+	return { status: 200, body }
+}
+
+export function stripeError(
+	status: number,
+	message: string,
+	extra: { code?: string; param?: string; type?: string } = {},
+): ApiResult {
+	const { type = 'invalid_request_error', ...rest } = extra
+	return {
+		status,
+		body: {
+			error: {
+				type,
+				message,
+				...rest,
+				...(rest.code ? { doc_url: `https://docs.stripe.com/error-codes/${rest.code.replaceAll('_', '-')}` } : {}),
+			},
+		},
+	}
+}
+
+export function missing(kind: string, id: string, param?: string): ApiResult {
+	return stripeError(param ? 400 : 404, `No such ${kind}: '${id}'`, {
+		code: 'resource_missing',
+		param: param ?? 'id',
+	})
+}
+
+export function required(param: string): ApiResult {
+	return stripeError(400, `Missing required param: ${param}.`, { code: 'parameter_missing', param })
+}
+
+/** Newest first, `limit` (default 10, max 100) and `starting_after` paging, like Stripe lists. */
+export function page(ctx: ApiContext, url: string, items: StripeObject[]): ApiResult {
+	const limit = Math.min(Math.max(Number(str(ctx.params.limit) ?? 10) || 10, 1), 100)
+	let sorted = [...items].reverse()
+	const after = str(ctx.params.starting_after)
+	if (after) sorted = sorted.slice(sorted.findIndex((o) => o.id === after) + 1)
+	const body = listObject(url, sorted.slice(0, limit))
+	body.has_more = sorted.length > limit
+	return ok(body)
+}
+
+export function getOr404(ctx: ApiContext, type: string, kind: string, id: string): ApiResult {
+	const found = ctx.store.get(id, type)
+	return found ? ok(found) : missing(kind, id)
+}
