@@ -47,16 +47,41 @@ describe('session tokens', () => {
 		expect(state.isSignedIn).toBe(true)
 	})
 
+	const now = () => Math.floor(Date.now() / 1000)
 	test.each([
-		['expired', () => keys.sign({ sub: 'user_alice', exp: Math.floor(Date.now() / 1000) - 60 })],
-		['missing sub', () => keys.sign({ sub: undefined })],
-		['alg none', () => keys.sign({ sub: 'user_alice' }, { alg: 'none' })],
-		['HS256 keyed with the public key', () => keys.sign({ sub: 'user_alice' }, { alg: 'HS256' })],
-		['another key, same kid', () => keys.sign({ sub: 'user_alice' }, { privateKey: createClerkTestKeys().privateKey })],
-		['future nbf', () => keys.sign({ sub: 'user_alice', nbf: Math.floor(Date.now() / 1000) + 600 })],
-	])('%s → signed out', async (_name, mint) => {
+		['expired', () => keys.sign({ sub: 'user_alice', exp: now() - 60 }), /expired/],
+		['missing sub', () => keys.sign({ sub: undefined }), /token-verification-failed/],
+		[
+			'alg none',
+			() => keys.sign({ sub: 'user_alice' }, { alg: 'none' }),
+			/token-invalid-algorithm/,
+		],
+		[
+			'HS256 keyed with the public key',
+			() => keys.sign({ sub: 'user_alice' }, { alg: 'HS256' }),
+			/token-invalid-algorithm/,
+		],
+		[
+			'another key, same kid',
+			() => keys.sign({ sub: 'user_alice' }, { privateKey: createClerkTestKeys().privateKey }),
+			/token-invalid-signature/,
+		],
+		['future nbf', () => keys.sign({ sub: 'user_alice', nbf: now() + 600 }), /nbf/],
+		// A foreign issuer is not treated as a Clerk session token at all.
+		[
+			'foreign iss',
+			() => keys.sign({ sub: 'user_alice', iss: 'https://evil.test' }),
+			/session-token-and-uat-missing/,
+		],
+	])('%s → signed out', async (_name, mint, reason) => {
 		const state = await authenticate(sessionCookie(mint()))
 		expect(state.isSignedIn).toBe(false)
+		expect(state.reason).toMatch(reason)
+	})
+
+	test('iss and kid may be absent when jwtKey is given', async () => {
+		const token = keys.sign({ sub: 'user_alice', iss: undefined }, { kid: undefined })
+		expect((await authenticate(sessionCookie(token))).isSignedIn).toBe(true)
 	})
 
 	test('__session without __client_uat is ignored', async () => {

@@ -169,11 +169,19 @@ export async function startFakeClerkApi(opts: {
 		if (mode === 'hang') return
 		if (mode === 'reset') return void req.socket.destroy()
 		if (mode === 'error500') {
-			return sendJson(res, 500, clerkErrors('internal_clerk_error', 'Oops, an unexpected error occurred'))
+			return sendJson(
+				res,
+				500,
+				clerkErrors('internal_clerk_error', 'Oops, an unexpected error occurred'),
+			)
 		}
 		if (req.headers.authorization !== `Bearer ${opts.secretKey}`) {
 			// The code the SDK recognises as a bad secret key.
-			return sendJson(res, 401, clerkErrors('clerk_key_invalid', 'The provided Clerk Secret Key is invalid.'))
+			return sendJson(
+				res,
+				401,
+				clerkErrors('clerk_key_invalid', 'The provided Clerk Secret Key is invalid.'),
+			)
 		}
 		if (req.method === 'GET' && url.pathname === '/v1/jwks') {
 			return sendJson(res, 200, { keys: opts.jwks ?? [] })
@@ -199,7 +207,10 @@ export async function startFakeClerkApi(opts: {
 }
 
 function clerkErrors(code: string, message: string) {
-	return { errors: [{ code, message, long_message: message, meta: {} }], clerk_trace_id: randomId(32) }
+	return {
+		errors: [{ code, message, long_message: message, meta: {} }],
+		clerk_trace_id: randomId(32),
+	}
 }
 
 /** The Backend API's user JSON. `object: 'user'` and `linked_to: []` are required by the SDK. */

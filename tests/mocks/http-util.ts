@@ -9,10 +9,7 @@ import type { AddressInfo, Socket } from 'node:net'
  */
 export type FaultMode = 'ok' | 'error500' | 'hang' | 'reset'
 
-export type Handler = (
-	req: http.IncomingMessage,
-	res: http.ServerResponse,
-) => void | Promise<void>
+export type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>
 
 export interface Listening {
 	server: http.Server

@@ -3,10 +3,23 @@
 // plus hosted Checkout/portal pages and signed webhook delivery. No stripe-mock exists offline.
 import { listen, randomId, readBody, sendJson, type FaultMode } from './http-util.js'
 import { handleApi } from './stripe/api.js'
-import { deliverEvent, makeEvent, signEvent, type Delivery, type SignOptions, type StripeEvent } from './stripe/events.js'
+import {
+	deliverEvent,
+	makeEvent,
+	signEvent,
+	type Delivery,
+	type SignOptions,
+	type StripeEvent,
+} from './stripe/events.js'
 import { parseStripeForm, type FormObject } from './stripe/form.js'
 import { handleHosted } from './stripe/hosted.js'
-import { STRIPE_API_VERSION, type Interval, type StripeObject, type SubscriptionStatus } from './stripe/objects.js'
+import { invoiceObject } from './stripe/invoice.js'
+import {
+	STRIPE_API_VERSION,
+	type Interval,
+	type StripeObject,
+	type SubscriptionStatus,
+} from './stripe/objects.js'
 import { StripeStore, type SeedSubscription } from './stripe/store.js'
 
 export { STRIPE_API_VERSION, type StripeEvent, type StripeObject }
@@ -43,6 +56,11 @@ export interface FakeStripe {
 	createSubscription(seed: SeedSubscription): StripeObject
 	setSubscriptionStatus(id: string, status: SubscriptionStatus): StripeObject
 	priceFor(plan: string, interval: Interval): StripeObject
+	/** Stores and returns an invoice for the subscription (for invoice.paid / payment_failed). */
+	makeInvoice(
+		subscriptionId: string,
+		opts?: { paid?: boolean; billingReason?: string },
+	): StripeObject
 	/** Parsed params of a checkout session's create request. */
 	checkoutParams(sessionId: string): FormObject | undefined
 	makeEvent: typeof makeEvent
@@ -60,7 +78,8 @@ interface Replay {
 
 export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<FakeStripe> {
 	const webhookSecret = opts.webhookSecret ?? `whsec_test_${randomId(32)}`
-	let webhookUrl = opts.webhookUrl ?? (opts.appUrl ? `${opts.appUrl}/api/billing/webhook` : undefined)
+	let webhookUrl =
+		opts.webhookUrl ?? (opts.appUrl ? `${opts.appUrl}/api/billing/webhook` : undefined)
 	let mode: FaultMode = 'ok'
 	const store = new StripeStore()
 	if (opts.seedPrices !== false) store.seedPlans()
@@ -84,13 +103,21 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 		const url = new URL(req.url ?? '/', 'http://localhost')
 		const method = req.method ?? 'GET'
 		const body = method === 'GET' ? '' : await readBody(req)
-		const params = parseStripeForm(method === 'GET' || method === 'DELETE' ? url.searchParams : body)
+		const params = parseStripeForm(
+			method === 'GET' || method === 'DELETE' ? url.searchParams : body,
+		)
 		const header = (name: string) => {
 			const value = req.headers[name]
 			return Array.isArray(value) ? value[0] : value
 		}
 		const idempotencyKey = header('idempotency-key')
-		requests.push({ method, path: url.pathname, params, idempotencyKey, stripeVersion: header('stripe-version') })
+		requests.push({
+			method,
+			path: url.pathname,
+			params,
+			idempotencyKey,
+			stripeVersion: header('stripe-version'),
+		})
 
 		if (!url.pathname.startsWith('/v1/')) {
 			const handled = await handleHosted(req, res, url.pathname, {
@@ -99,14 +126,18 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 					for (const event of events) await deliver(event)
 				},
 			})
-			if (!handled) sendJson(res, 404, { error: { type: 'invalid_request_error', message: 'Not found' } })
+			if (!handled)
+				sendJson(res, 404, { error: { type: 'invalid_request_error', message: 'Not found' } })
 			return
 		}
 		if (mode === 'hang') return
 		if (mode === 'reset') return void req.socket.destroy()
 		if (mode === 'error500') {
 			return sendJson(res, 500, {
-				error: { type: 'api_error', message: 'An unknown error occurred (fake Stripe error500 mode).' },
+				error: {
+					type: 'api_error',
+					message: 'An unknown error occurred (fake Stripe error500 mode).',
+				},
 			})
 		}
 		const responseHeaders = {
@@ -119,7 +150,14 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 			return sendJson(
 				res,
 				401,
-				{ error: { type: 'invalid_request_error', message: key ? `Invalid API Key provided: ${key.slice(0, 8)}***` : 'You did not provide an API key.' } },
+				{
+					error: {
+						type: 'invalid_request_error',
+						message: key
+							? `Invalid API Key provided: ${key.slice(0, 8)}***`
+							: 'You did not provide an API key.',
+					},
+				},
 				responseHeaders,
 			)
 		}
@@ -140,7 +178,11 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 				responseHeaders,
 			)
 		}
-		if (replay) return sendJson(res, replay.status, replay.body, { ...responseHeaders, 'Idempotent-Replayed': 'true' })
+		if (replay)
+			return sendJson(res, replay.status, replay.body, {
+				...responseHeaders,
+				'Idempotent-Replayed': 'true',
+			})
 		const result = handleApi({ store, fakeUrl, params }, method, url.pathname)
 		if (method === 'POST' && idempotencyKey && result.status < 300) {
 			replays.set(idempotencyKey, { fingerprint, ...result })
@@ -162,6 +204,13 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 		createSubscription: (seed) => store.createSubscription(seed),
 		setSubscriptionStatus: (id, status) => store.setSubscriptionStatus(id, status),
 		priceFor: (plan, interval) => store.ensurePrice(plan, interval),
+		makeInvoice(subscriptionId, invoiceOpts) {
+			const sub = store.get(subscriptionId, 'subscription')
+			if (!sub) throw new Error(`fake stripe: no subscription ${subscriptionId}`)
+			const invoice = store.put(invoiceObject(sub, invoiceOpts))
+			sub.latest_invoice = invoice.id
+			return invoice
+		},
 		checkoutParams: (id) => store.checkoutParams.get(id),
 		makeEvent,
 		signEvent: (event, signOpts) => signEvent(event, webhookSecret, signOpts),

@@ -17,12 +17,14 @@ export function reportNameColumnsAsText<T>(result: T): T {
 	return result
 }
 
-function patchClient(client: pg.PoolClient) {
-	const query = client.query.bind(client) as (...args: unknown[]) => unknown
-	client.query = ((...args: unknown[]) => {
+// Both pool.query (plain queries) and each checked-out client (transactions) are patched; results of
+// the callback style, which the adapter does not use, pass through untouched.
+function patchQuery(target: pg.Pool | pg.PoolClient) {
+	const query = target.query.bind(target) as (...args: unknown[]) => unknown
+	target.query = ((...args: unknown[]) => {
 		const result = query(...args)
 		return result instanceof Promise ? result.then(reportNameColumnsAsText) : result
-	}) as typeof client.query
+	}) as typeof target.query
 }
 
 export type PostgresDatabase = { pool: pg.Pool; factory: PrismaPg; close: () => Promise<void> }
@@ -34,7 +36,8 @@ export function openPostgres(connectionString: string, options: { max?: number }
 		connectionTimeoutMillis: 5_000,
 		idleTimeoutMillis: 30_000,
 	})
-	pool.on('connect', patchClient)
+	patchQuery(pool)
+	pool.on('connect', patchQuery)
 	// An idle client losing its server (restart, failover) must not crash the process.
 	pool.on('error', (error) => console.error(`database: idle connection error: ${error.message}`))
 	return { pool, factory: new PrismaPg(pool), close: () => pool.end() }

@@ -1,6 +1,10 @@
 import fs from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
-import { DriverAdapterError, type SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils'
+import {
+	DriverAdapterError,
+	isDriverAdapterError,
+	type SqlMigrationAwareDriverAdapterFactory,
+} from '@prisma/driver-adapter-utils'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.server.ts'
 
@@ -41,7 +45,8 @@ export function mapPostgresError(error: PgErrorInfo) {
 }
 
 function translate(error: unknown): unknown {
-	if (error instanceof DriverAdapterError && error.cause.kind === 'postgres') {
+	// The adapter bundles its own (older) copy of driver-adapter-utils: recognise its errors by name.
+	if (isDriverAdapterError(error) && error.cause.kind === 'postgres') {
 		const mapped = mapPostgresError(error.cause)
 		if (mapped) return new DriverAdapterError(mapped)
 	}

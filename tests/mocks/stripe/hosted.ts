@@ -14,7 +14,9 @@ export interface HostedDeps {
 function page(title: string, body: string): string {
 	return `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title></head>
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(
+		title,
+	)}</title></head>
 <body><main><h1>${escapeHtml(title)}</h1>
 ${body}
 </main></body>
@@ -39,17 +41,25 @@ function checkoutPage(session: StripeObject, store: StripeStore): string {
 		const price = typeof priceId === 'string' ? store.get(priceId, 'price') : undefined
 		const interval = (price?.recurring as { interval?: string } | null)?.interval
 		const name = price?.nickname ?? price?.lookup_key ?? priceId
-		return `<li>Plan: <strong>${escapeHtml(name)}</strong> — ${escapeHtml(money(price?.unit_amount, price?.currency))}${interval ? ` / ${escapeHtml(interval)}` : ''}</li>`
+		return `<li>Plan: <strong>${escapeHtml(name)}</strong> — ${escapeHtml(
+			money(price?.unit_amount, price?.currency),
+		)}${interval ? ` / ${escapeHtml(interval)}` : ''}</li>`
 	})
 	const subData = params.subscription_data
-	const trial = typeof subData === 'object' && !Array.isArray(subData) ? subData.trial_period_days : undefined
-	const cancel = typeof session.cancel_url === 'string' ? `<p><a href="${escapeHtml(session.cancel_url)}">Cancel and go back</a></p>` : ''
+	const trial =
+		typeof subData === 'object' && !Array.isArray(subData) ? subData.trial_period_days : undefined
+	const cancel =
+		typeof session.cancel_url === 'string'
+			? `<p><a href="${escapeHtml(session.cancel_url)}">Cancel and go back</a></p>`
+			: ''
 	return page(
 		'Fake Stripe Checkout',
 		`<ul>${lines.join('')}</ul>
 ${typeof trial === 'string' ? `<p>Includes a free trial of ${escapeHtml(trial)} days.</p>` : ''}
 <p>Customer: ${escapeHtml(session.customer ?? session.customer_email ?? 'new customer')}</p>
-<form method="post" action="/checkout/${escapeHtml(session.id)}/pay"><button type="submit">Pay</button></form>
+<form method="post" action="/checkout/${escapeHtml(
+			session.id,
+		)}/pay"><button type="submit">Pay</button></form>
 ${cancel}`,
 	)
 }
@@ -67,7 +77,12 @@ export async function handleHosted(
 		const session = store.get(checkout[1] ?? '', 'checkout.session')
 		if (!session) return show(res, 404, 'Checkout session not found', '<p>No such session.</p>')
 		if (session.status !== 'open') {
-			return show(res, 410, 'Checkout session no longer active', `<p>Status: ${escapeHtml(session.status)}</p>`)
+			return show(
+				res,
+				410,
+				'Checkout session no longer active',
+				`<p>Status: ${escapeHtml(session.status)}</p>`,
+			)
 		}
 		if (!checkout[2] && req.method === 'GET') {
 			sendHtml(res, 200, checkoutPage(session, store))
@@ -96,7 +111,12 @@ export async function handleHosted(
 			typeof session.return_url === 'string'
 				? `<p><a href="${escapeHtml(session.return_url)}">Return to the app</a></p>`
 				: ''
-		return show(res, 200, 'Fake Stripe customer portal', `<p>Customer: ${escapeHtml(session.customer)}</p>\n${back}`)
+		return show(
+			res,
+			200,
+			'Fake Stripe customer portal',
+			`<p>Customer: ${escapeHtml(session.customer)}</p>\n${back}`,
+		)
 	}
 	return false
 }

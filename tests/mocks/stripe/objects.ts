@@ -114,7 +114,13 @@ export function priceObject(fields: {
 		nickname: fields.nickname ?? null,
 		product: fields.product,
 		recurring: interval
-			? { interval, interval_count: 1, meter: null, trial_period_days: null, usage_type: 'licensed' }
+			? {
+					interval,
+					interval_count: 1,
+					meter: null,
+					trial_period_days: null,
+					usage_type: 'licensed',
+			  }
 			: null,
 		tax_behavior: 'unspecified',
 		tiers_mode: null,
@@ -222,7 +228,13 @@ export function subscriptionObject(input: SubscriptionInput): StripeObject {
 		discounts: [],
 		ended_at: status === 'canceled' ? now : null,
 		invoice_settings: { account_tax_ids: null, issuer: { type: 'self' } },
-		items: { object: 'list', data: [item], has_more: false, total_count: 1, url: `/v1/subscription_items?subscription=${id}` },
+		items: {
+			object: 'list',
+			data: [item],
+			has_more: false,
+			total_count: 1,
+			url: `/v1/subscription_items?subscription=${id}`,
+		},
 		latest_invoice: null,
 		livemode: false,
 		metadata: input.metadata ?? {},
@@ -239,7 +251,9 @@ export function subscriptionObject(input: SubscriptionInput): StripeObject {
 		test_clock: null,
 		transfer_data: null,
 		trial_end: trialEnd,
-		trial_settings: trialEnd ? { end_behavior: { missing_payment_method: 'create_invoice' } } : null,
+		trial_settings: trialEnd
+			? { end_behavior: { missing_payment_method: 'create_invoice' } }
+			: null,
 		trial_start: trialEnd ? now : null,
 	}
 }

@@ -38,7 +38,9 @@ export function stripeError(
 				type,
 				message,
 				...rest,
-				...(rest.code ? { doc_url: `https://docs.stripe.com/error-codes/${rest.code.replaceAll('_', '-')}` } : {}),
+				...(rest.code
+					? { doc_url: `https://docs.stripe.com/error-codes/${rest.code.replaceAll('_', '-')}` }
+					: {}),
 			},
 		},
 	}

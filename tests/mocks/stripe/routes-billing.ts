@@ -23,9 +23,13 @@ function createCheckoutSession(ctx: ApiContext): ApiResult {
 	const customer = str(params.customer)
 	if (customer && !store.get(customer, 'customer')) return missing('customer', customer, 'customer')
 	if (customer && str(params.customer_email)) {
-		return stripeError(400, 'You may only specify one of these parameters: customer, customer_email.', {
-			param: 'customer_email',
-		})
+		return stripeError(
+			400,
+			'You may only specify one of these parameters: customer, customer_email.',
+			{
+				param: 'customer_email',
+			},
+		)
 	}
 	const items = list(params.line_items).map((item) => obj(item) ?? {})
 	let amount = 0
@@ -88,7 +92,11 @@ function listCheckoutSessions(ctx: ApiContext): ApiResult {
 	const subscription = str(ctx.params.subscription)
 	const found = ctx.store
 		.all('checkout.session')
-		.filter((s) => (!customer || s.customer === customer) && (!subscription || s.subscription === subscription))
+		.filter(
+			(s) =>
+				(!customer || s.customer === customer) &&
+				(!subscription || s.subscription === subscription),
+		)
 	return page(ctx, '/v1/checkout/sessions', found)
 }
 
@@ -116,7 +124,10 @@ function updateSubscription(ctx: ApiContext, id: string): ApiResult {
 	const sub = store.get(id, 'subscription')
 	if (!sub) return missing('subscription', id)
 	if (sub.status === 'canceled') {
-		return stripeError(400, 'A canceled subscription can only update its cancellation_details and metadata.')
+		return stripeError(
+			400,
+			'A canceled subscription can only update its cancellation_details and metadata.',
+		)
 	}
 	sub.metadata = mergeMetadata(sub.metadata as Record<string, string>, params.metadata)
 	const cancelAtEnd = bool(params.cancel_at_period_end)
@@ -149,7 +160,11 @@ function portalConfiguration(params: FormObject, isDefault: boolean): StripeObje
 		object: 'billing_portal.configuration',
 		active: true,
 		application: null,
-		business_profile: obj(params.business_profile) ?? { headline: null, privacy_policy_url: null, terms_of_service_url: null },
+		business_profile: obj(params.business_profile) ?? {
+			headline: null,
+			privacy_policy_url: null,
+			terms_of_service_url: null,
+		},
 		created,
 		default_return_url: str(params.default_return_url) ?? null,
 		features: obj(params.features) ?? {},
@@ -201,7 +216,9 @@ function updatePortalConfiguration(ctx: ApiContext, id: string): ApiResult {
 	Object.assign(config, {
 		...(active === undefined ? {} : { active }),
 		...(obj(ctx.params.features) ? { features: obj(ctx.params.features) } : {}),
-		...(str(ctx.params.default_return_url) ? { default_return_url: str(ctx.params.default_return_url) } : {}),
+		...(str(ctx.params.default_return_url)
+			? { default_return_url: str(ctx.params.default_return_url) }
+			: {}),
 		metadata: mergeMetadata(config.metadata as Record<string, string>, ctx.params.metadata),
 		updated: nowSeconds(),
 	})
@@ -213,14 +230,43 @@ const PORTAL_CONFIGS = '/v1/billing_portal/configurations'
 export const billingRoutes: Route[] = [
 	['POST', /^\/v1\/checkout\/sessions$/, createCheckoutSession],
 	['GET', /^\/v1\/checkout\/sessions$/, listCheckoutSessions],
-	['GET', new RegExp(`^/v1/checkout/sessions/${ID}$`), (ctx, id) => getOr404(ctx, 'checkout.session', 'checkout.session', id)],
+	[
+		'GET',
+		new RegExp(`^/v1/checkout/sessions/${ID}$`),
+		(ctx, id) => getOr404(ctx, 'checkout.session', 'checkout.session', id),
+	],
 	['GET', /^\/v1\/subscriptions$/, listSubscriptions],
-	['GET', new RegExp(`^/v1/subscriptions/${ID}$`), (ctx, id) => getOr404(ctx, 'subscription', 'subscription', id)],
+	[
+		'GET',
+		new RegExp(`^/v1/subscriptions/${ID}$`),
+		(ctx, id) => getOr404(ctx, 'subscription', 'subscription', id),
+	],
 	['POST', new RegExp(`^/v1/subscriptions/${ID}$`), updateSubscription],
 	['DELETE', new RegExp(`^/v1/subscriptions/${ID}$`), cancelSubscription],
+	['GET', new RegExp(`^/v1/invoices/${ID}$`), (ctx, id) => getOr404(ctx, 'invoice', 'invoice', id)],
 	['POST', /^\/v1\/billing_portal\/sessions$/, createPortalSession],
-	['GET', new RegExp(`^${PORTAL_CONFIGS}$`), (ctx) => page(ctx, PORTAL_CONFIGS, ctx.store.all('billing_portal.configuration'))],
-	['POST', new RegExp(`^${PORTAL_CONFIGS}$`), (ctx) => ok(ctx.store.put(portalConfiguration(ctx.params, ctx.store.all('billing_portal.configuration').length === 0)))],
-	['GET', new RegExp(`^${PORTAL_CONFIGS}/${ID}$`), (ctx, id) => getOr404(ctx, 'billing_portal.configuration', 'configuration', id)],
+	[
+		'GET',
+		new RegExp(`^${PORTAL_CONFIGS}$`),
+		(ctx) => page(ctx, PORTAL_CONFIGS, ctx.store.all('billing_portal.configuration')),
+	],
+	[
+		'POST',
+		new RegExp(`^${PORTAL_CONFIGS}$`),
+		(ctx) =>
+			ok(
+				ctx.store.put(
+					portalConfiguration(
+						ctx.params,
+						ctx.store.all('billing_portal.configuration').length === 0,
+					),
+				),
+			),
+	],
+	[
+		'GET',
+		new RegExp(`^${PORTAL_CONFIGS}/${ID}$`),
+		(ctx, id) => getOr404(ctx, 'billing_portal.configuration', 'configuration', id),
+	],
 	['POST', new RegExp(`^${PORTAL_CONFIGS}/${ID}$`), updatePortalConfiguration],
 ]

@@ -154,7 +154,11 @@ function listPrices(ctx: ApiContext): ApiResult {
 export const catalogRoutes: Route[] = [
 	['POST', /^\/v1\/customers$/, createCustomer],
 	['GET', /^\/v1\/customers$/, listCustomers],
-	['GET', new RegExp(`^/v1/customers/${ID}$`), (ctx, id) => getOr404(ctx, 'customer', 'customer', id)],
+	[
+		'GET',
+		new RegExp(`^/v1/customers/${ID}$`),
+		(ctx, id) => getOr404(ctx, 'customer', 'customer', id),
+	],
 	['POST', new RegExp(`^/v1/customers/${ID}$`), updateCustomer],
 	['POST', /^\/v1\/products$/, createProduct],
 	['GET', /^\/v1\/products$/, listProducts],

@@ -121,7 +121,8 @@ export class StripeStore {
 		const params = this.checkoutParams.get(sessionId) ?? {}
 		const subData = obj(params.subscription_data) ?? {}
 		const trialDays = int(subData.trial_period_days)
-		const trialEnd = int(subData.trial_end) ?? (trialDays ? nowSeconds() + trialDays * 86_400 : null)
+		const trialEnd =
+			int(subData.trial_end) ?? (trialDays ? nowSeconds() + trialDays * 86_400 : null)
 		let customerId = typeof session.customer === 'string' ? session.customer : undefined
 		if (!customerId) {
 			const email = typeof session.customer_email === 'string' ? session.customer_email : null

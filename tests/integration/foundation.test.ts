@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
+import { startApp, type RunningApp } from '../support/app-server.ts'
+import { freshDatabaseUrl } from '../support/database.ts'
+
+let app: RunningApp
+let databaseUrl: string
+
+beforeAll(async () => {
+	databaseUrl = await freshDatabaseUrl()
+	app = await startApp({ DATABASE_URL: databaseUrl, COMMIT_SHA: '0123456789abcdef', REGION: 'cdg' })
+})
+afterAll(async () => {
+	await app?.stop()
+})
+
+describe('GET /api/health', () => {
+	test('answers the exact payload and caching headers of the interface', async () => {
+		const response = await fetch(`${app.url}/api/health`)
+		expect(response.status).toBe(200)
+		expect(response.headers.get('content-type')).toMatch(/^application\/json/)
+		expect(response.headers.get('cache-control')).toBe('public, max-age=10, s-maxage=10')
+		const body = await response.json()
+		expect(Object.keys(body).sort()).toEqual(['ok', 'region', 'timestamp', 'version'])
+		expect(body).toMatchObject({ ok: true, version: '0123456', region: 'cdg' })
+		expect(body.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+	})
+
+	test('calls within 10 seconds get the same payload', async () => {
+		const first = await (await fetch(`${app.url}/api/health`)).text()
+		await new Promise((r) => setTimeout(r, 50))
+		const second = await (await fetch(`${app.url}/api/health`)).text()
+		expect(second).toBe(first)
+	})
+
+	test('HEAD works and other methods get 405 JSON with Allow', async () => {
+		expect((await fetch(`${app.url}/api/health`, { method: 'HEAD' })).status).toBe(200)
+		const response = await fetch(`${app.url}/api/health`, { method: 'POST' })
+		expect(response.status).toBe(405)
+		expect(response.headers.get('allow')).toBe('GET, HEAD')
+		expect(await response.json()).toMatchObject({ code: 'method-not-allowed' })
+	})
+})
+
+describe('every /api/* answer is JSON', () => {
+	test.each(['GET', 'POST', 'PUT', 'DELETE'])('%s to an unknown path is 404 not-found', async (method) => {
+		const response = await fetch(`${app.url}/api/nope/deeper`, { method, headers: { accept: 'text/html' } })
+		expect(response.status).toBe(404)
+		expect(response.headers.get('content-type')).toMatch(/^application\/json/)
+		expect(await response.json()).toEqual({ error: expect.any(String), code: 'not-found' })
+	})
+})
+
+describe('security headers', () => {
+	test('are on pages, API answers and static files; no X-Powered-By', async () => {
+		const home = await fetch(`${app.url}/`)
+		const html = await home.text()
+		for (const response of [home, await fetch(`${app.url}/api/health`), await fetch(`${app.url}/favicon.svg`)]) {
+			expect(response.headers.get('x-content-type-options')).toBe('nosniff')
+			expect(response.headers.get('referrer-policy')).toBe('strict-origin-when-cross-origin')
+			expect(response.headers.get('x-frame-options')).toBe('DENY')
+			expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+			expect(response.headers.get('x-powered-by')).toBeNull()
+		}
+		// The document's inline scripts carry the nonce the CSP names.
+		const nonce = home.headers.get('content-security-policy')!.match(/'nonce-([^']+)'/)![1]
+		expect(html).toContain(`nonce="${nonce}"`)
+	})
+
+	test('the page is served from the production build with a 404 page for unknown paths', async () => {
+		const response = await fetch(`${app.url}/no-such-page`)
+		expect(response.status).toBe(404)
+		expect(await response.text()).toContain('Page not found')
+	})
+})
+
+describe('start-up', () => {
+	test('a malformed value stops start-up with one clear line per problem', async () => {
+		await expect(
+			startApp({ DATABASE_URL: 'not a url', PORT: 'eighty', SMTP_URL: 'http://mail.example.com' }, { timeoutMs: 20_000 }),
+		).rejects.toThrow(
+			/exited with 1[\s\S]*PORT: must be a number[\s\S]*DATABASE_URL: must be a URL[\s\S]*SMTP_URL: must be a URL starting with smtp:\/\/ or smtps:\/\//,
+		)
+	})
+
+	test.runIf(inject('databaseKind') === 'embedded')(
+		'a second server on the same embedded database refuses to start; the first keeps serving',
+		async () => {
+			await expect(startApp({ DATABASE_URL: databaseUrl }, { timeoutMs: 20_000 })).rejects.toThrow(
+				/already in use by process \d+/,
+			)
+			expect((await fetch(`${app.url}/api/health`)).status).toBe(200)
+		},
+	)
+})

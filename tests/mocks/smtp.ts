@@ -1,0 +1,138 @@
+// An SMTP sink on 127.0.0.1 that captures and parses every message, with fault modes for
+// testing how the app reports mail failures. Facts: /work/shared/notes/stand-ins.md
+import type { AddressInfo, Socket } from 'node:net'
+import { simpleParser, type ParsedMail } from 'mailparser'
+import { SMTPServer, type SMTPServerOptions } from 'smtp-server'
+
+/**
+ * `reject` answers 550 after DATA (nodemailer: EMESSAGE); `reject-rcpt` refuses recipients
+ * (EENVELOPE); `hang` never sends the greeting; `hang-data` never answers the end of DATA.
+ */
+export type SmtpMode = 'ok' | 'reject' | 'reject-rcpt' | 'hang' | 'hang-data'
+
+export type CapturedMail = ParsedMail & {
+	/** The message source exactly as received. */
+	raw: string
+	envelope: { from: string | null; to: string[] }
+	/** Username from AUTH, when the client logged in. */
+	authUser: string | null
+}
+
+export interface SmtpSink {
+	port: number
+	url: string
+	messages: CapturedMail[]
+	/** Resolves with the first message (already received or future) matching `predicate`. */
+	waitForMessage(
+		predicate?: (mail: CapturedMail) => boolean,
+		timeoutMs?: number,
+	): Promise<CapturedMail>
+	setMode(mode: SmtpMode): void
+	close(): Promise<void>
+}
+
+function smtpError(message: string, responseCode: number): Error {
+	return Object.assign(new Error(message), { responseCode })
+}
+
+export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<SmtpSink> {
+	let mode: SmtpMode = opts.mode ?? 'ok'
+	const messages: CapturedMail[] = []
+	const waiters = new Set<(mail: CapturedMail) => void>()
+	const sockets = new Set<Socket>()
+
+	const options: SMTPServerOptions = {
+		authOptional: true,
+		// smtp-server's built-in certificate is expired: no STARTTLS, plain connections only.
+		disabledCommands: ['STARTTLS'],
+		// Lets an SMTP_URL with credentials work without TLS; any login is accepted.
+		allowInsecureAuth: true,
+		disableReverseLookup: true,
+		closeTimeout: 100,
+		logger: false,
+		onAuth(auth, _session, callback) {
+			callback(null, { user: auth.username ?? 'user' })
+		},
+		onConnect(_session, callback) {
+			if (mode !== 'hang') callback()
+		},
+		onRcptTo(_address, _session, callback) {
+			callback(
+				mode === 'reject-rcpt' ? smtpError('Recipient rejected (test sink)', 550) : undefined,
+			)
+		},
+		onData(stream, session, callback) {
+			const chunks: Buffer[] = []
+			stream.on('data', (chunk: Buffer) => chunks.push(chunk))
+			stream.on('end', () => {
+				if (mode === 'hang-data') return
+				if (mode === 'reject') return callback(smtpError('Message rejected (test sink)', 550))
+				const raw = Buffer.concat(chunks).toString('utf8')
+				void simpleParser(raw).then(
+					(parsed) => {
+						const mail: CapturedMail = Object.assign(parsed, {
+							raw,
+							envelope: {
+								from: session.envelope.mailFrom ? session.envelope.mailFrom.address : null,
+								to: session.envelope.rcptTo.map((r) => r.address),
+							},
+							authUser: typeof session.user === 'string' ? session.user : null,
+						})
+						messages.push(mail)
+						for (const waiter of waiters) waiter(mail)
+						callback()
+					},
+					(error: unknown) => callback(smtpError(`Unparseable message: ${String(error)}`, 554)),
+				)
+			})
+		},
+	}
+	const server = new SMTPServer(options)
+	// Hung sessions (modes `hang`, `hang-data`) would otherwise keep close() waiting.
+	server.server.on('connection', (socket: Socket) => {
+		sockets.add(socket)
+		socket.on('close', () => sockets.delete(socket))
+	})
+	await new Promise<void>((resolve, reject) => {
+		server.once('error', reject)
+		server.listen(0, '127.0.0.1', () => resolve())
+	})
+	const { port } = server.server.address() as AddressInfo
+
+	let closing: Promise<void> | undefined
+	return {
+		port,
+		url: `smtp://127.0.0.1:${port}`,
+		messages,
+		setMode: (next) => void (mode = next),
+		waitForMessage(predicate = () => true, timeoutMs = 5000) {
+			const existing = messages.find(predicate)
+			if (existing) return Promise.resolve(existing)
+			return new Promise((resolve, reject) => {
+				const waiter = (mail: CapturedMail) => {
+					if (!predicate(mail)) return
+					cleanup()
+					resolve(mail)
+				}
+				const timer = setTimeout(() => {
+					cleanup()
+					reject(
+						new Error(`No matching email within ${timeoutMs} ms (${messages.length} received)`),
+					)
+				}, timeoutMs)
+				const cleanup = () => {
+					clearTimeout(timer)
+					waiters.delete(waiter)
+				}
+				waiters.add(waiter)
+			})
+		},
+		close() {
+			closing ??= new Promise<void>((resolve) => {
+				server.close(() => resolve())
+				for (const socket of sockets) socket.destroy()
+			})
+			return closing
+		},
+	}
+}

@@ -1,0 +1,64 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import path from 'node:path'
+import { projectRoot } from './project.ts'
+
+export type RunningApp = {
+	url: string
+	port: number
+	output: () => string
+	/** Graceful stop (SIGTERM), resolved when the process has exited. */
+	stop: () => Promise<number | null>
+	process: ChildProcess
+}
+
+/** Boots the real built server (`node server/start.js`) on a free port with the given environment. */
+export async function startApp(env: Record<string, string | undefined>, { timeoutMs = 60_000 } = {}): Promise<RunningApp> {
+	const child = spawn(process.execPath, [path.join(projectRoot, 'server/start.js')], {
+		cwd: projectRoot,
+		env: {
+			PATH: process.env.PATH,
+			HOME: process.env.HOME,
+			NODE_ENV: 'production',
+			PORT: '0',
+			...env,
+		},
+		stdio: ['ignore', 'pipe', 'pipe'],
+	})
+	let output = ''
+	child.stdout!.on('data', (chunk) => (output += chunk))
+	child.stderr!.on('data', (chunk) => (output += chunk))
+	const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+
+	const port = await new Promise<number>((resolve, reject) => {
+		const timer = setTimeout(() => {
+			child.kill('SIGKILL')
+			reject(new Error(`server did not start within ${timeoutMs} ms:\n${output}`))
+		}, timeoutMs)
+		const check = () => {
+			const match = output.match(/serving on http:\/\/localhost:(\d+)/)
+			if (match) {
+				clearTimeout(timer)
+				resolve(Number(match[1]))
+			}
+		}
+		child.stdout!.on('data', check)
+		void exited.then((code) => {
+			clearTimeout(timer)
+			reject(new Error(`server exited with ${code} before serving:\n${output}`))
+		})
+	})
+
+	return {
+		url: `http://127.0.0.1:${port}`,
+		port,
+		output: () => output,
+		process: child,
+		stop: async () => {
+			if (child.exitCode === null) child.kill('SIGTERM')
+			const timer = setTimeout(() => child.kill('SIGKILL'), 15_000)
+			const code = await exited
+			clearTimeout(timer)
+			return code
+		},
+	}
+}
