@@ -5,6 +5,9 @@ import { defineConfig } from 'vitest/config'
 // (TEST_DATABASE=embedded|postgres), see scripts/test.js.
 export default defineConfig({
 	test: {
+		// Each integration file boots its own server: two at a time suits this two-core machine.
+		maxWorkers: 2,
+		minWorkers: 1,
 		projects: [
 			{
 				test: {
@@ -24,10 +27,8 @@ export default defineConfig({
 					setupFiles: ['tests/support/fail-on-console-error.ts'],
 					testTimeout: 60_000,
 					hookTimeout: 120_000,
-					// Each file boots its own server: two at a time suits this two-core machine.
 					pool: 'forks',
-					poolOptions: { forks: { maxForks: 2, minForks: 1 } },
-					fileParallelism: true,
+					poolOptions: { forks: { singleFork: false } },
 				},
 			},
 		],

@@ -9,7 +9,7 @@ import { NonceProvider } from './utils/nonce-provider.ts'
 // and the server share one module graph (one database connection, one PGlite lock).
 export { startServices, stopServices } from './utils/lifecycle.server.ts'
 export { securityHeaders } from './utils/security-headers.server.ts'
-export { MAX_BODY_BYTES } from './utils/http.server.ts'
+export { crossSiteFormRefusal } from './utils/forms.server.ts'
 
 const ABORT_DELAY = 5_000
 

@@ -32,15 +32,18 @@ export async function loader(args: LoaderFunctionArgs) {
 	const config = env()
 	if (!config.clerkConfigured) return { signedIn: false, clerkConfigured: false }
 	// With sign-in configured, Clerk's loader verifies the session (and may refresh it by redirect).
-	return rootAuthLoader(args, ({ request }) => ({ signedIn: Boolean(request.auth.userId), clerkConfigured: true }), {
+	// authorizedParties is honoured at run time though its options type omits it.
+	const options = {
 		publishableKey: config.CLERK_PUBLISHABLE_KEY,
 		secretKey: config.CLERK_SECRET_KEY,
 		jwtKey: config.CLERK_JWT_KEY,
 		authorizedParties: [new URL(config.APP_URL).origin],
-	} as Parameters<typeof rootAuthLoader>[2])
+	}
+	return rootAuthLoader(args, ({ request }) => ({ signedIn: Boolean(request.auth.userId), clerkConfigured: true }), options)
 }
 
-type RootData = { signedIn: boolean; clerkConfigured: boolean; clerkState?: unknown }
+type RootData = { signedIn: boolean; clerkConfigured: boolean; clerkState?: ClerkState }
+type ClerkState = Parameters<typeof ClerkProvider>[0]['clerkState']
 
 function SiteHeader({ signedIn }: { signedIn: boolean }) {
 	return (
@@ -89,7 +92,8 @@ export function Layout({ children }: { children: ReactNode }) {
 }
 
 export default function App() {
-	const data = useLoaderData<RootData>()
+	// The loader's JSON is Clerk's own state object: typed as sent, not as Remix's serialised view.
+	const data = useLoaderData() as unknown as RootData
 	const nonce = useNonce()
 	if (!data.clerkState) return <Outlet />
 	return (

@@ -42,7 +42,9 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				if (!res.writableFinished) controller.abort()
 			})
 			const request = toFetchRequest(req, controller.signal)
-			const response = await remix(request, { cspNonce: nonce, remoteAddress: req.socket.remoteAddress })
+			const response =
+				entry.crossSiteFormRefusal(request) ??
+				(await remix(request, { cspNonce: nonce, remoteAddress: req.socket.remoteAddress }))
 			await sendFetchResponse(res, response, headers)
 		} catch (error) {
 			if (res.headersSent) {

@@ -4,7 +4,9 @@ import { applyPendingMigrations } from './db/migrate.server.ts'
 import { openPostgres } from './db/pg-adapter.server.ts'
 import { openEmbeddedDatabase } from './db/pglite-adapter.server.ts'
 
-type Connection = { prisma: PrismaClient; kind: 'postgres' | 'embedded'; close: () => Promise<void> }
+import type pg from 'pg'
+
+type Connection = { prisma: PrismaClient; kind: 'postgres' | 'embedded'; pool?: pg.Pool; close: () => Promise<void> }
 
 // Kept on globalThis so the dev server's module reloads reuse one connection (and one PGlite lock).
 const holder = globalThis as typeof globalThis & { __callsheetDb?: Connection }
@@ -24,7 +26,7 @@ export async function connectDatabase({ databaseUrl, projectRoot, migrate = true
 			throw error
 		}
 		const prisma = new PrismaClient({ adapter: database.factory })
-		holder.__callsheetDb = { prisma, kind: 'postgres', close: async () => (await prisma.$disconnect(), await database.close()) }
+		holder.__callsheetDb = { prisma, kind: 'postgres', pool: database.pool, close: async () => (await prisma.$disconnect(), await database.close()) }
 		return holder.__callsheetDb
 	}
 
@@ -62,4 +64,9 @@ export function db(): PrismaClient {
 
 export function databaseKind() {
 	return holder.__callsheetDb?.kind
+}
+
+/** The PostgreSQL pool, for the few things that share it without Prisma (rate limits). */
+export function postgresPool() {
+	return holder.__callsheetDb?.pool
 }

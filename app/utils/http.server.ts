@@ -130,3 +130,9 @@ export async function readJsonBody<S extends z.ZodType>(request: Request, schema
 	}
 	return { ok: true, data: parsed.data }
 }
+
+/** A domain function's error, mapped to HTTP here (status from ERROR_STATUS, Retry-After when given). */
+export function domainErrorResponse(failure: { code: ErrorCode; retryAfterSeconds?: number; detail?: string }) {
+	const headers = failure.retryAfterSeconds ? { 'Retry-After': String(failure.retryAfterSeconds) } : undefined
+	return errorResponse(failure.code, { headers, detail: failure.detail })
+}

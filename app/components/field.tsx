@@ -1,0 +1,45 @@
+import type { InputHTMLAttributes, TextareaHTMLAttributes } from 'react'
+
+type Common = { name: string; label: string; error?: string; hint?: string }
+
+function describedBy(name: string, error?: string, hint?: string) {
+	return [hint ? `${name}-hint` : '', error ? `${name}-error` : ''].filter(Boolean).join(' ') || undefined
+}
+
+function Messages({ name, error, hint }: Omit<Common, 'label'>) {
+	return (
+		<>
+			{hint ? (
+				<span className="field__hint" id={`${name}-hint`}>
+					{hint}
+				</span>
+			) : null}
+			{error ? (
+				<p className="field__error" id={`${name}-error`}>
+					{error}
+				</p>
+			) : null}
+		</>
+	)
+}
+
+/** A labelled input whose error is announced with it (aria-describedby) and marked invalid. */
+export function TextField({ name, label, error, hint, ...input }: Common & InputHTMLAttributes<HTMLInputElement>) {
+	return (
+		<div className="field">
+			<label htmlFor={name}>{label}</label>
+			<input id={name} name={name} aria-invalid={error ? true : undefined} aria-describedby={describedBy(name, error, hint)} {...input} />
+			<Messages name={name} error={error} hint={hint} />
+		</div>
+	)
+}
+
+export function TextAreaField({ name, label, error, hint, ...area }: Common & TextareaHTMLAttributes<HTMLTextAreaElement>) {
+	return (
+		<div className="field">
+			<label htmlFor={name}>{label}</label>
+			<textarea id={name} name={name} aria-invalid={error ? true : undefined} aria-describedby={describedBy(name, error, hint)} {...area} />
+			<Messages name={name} error={error} hint={hint} />
+		</div>
+	)
+}

@@ -1,0 +1,37 @@
+import type Mail from 'nodemailer/lib/mailer'
+import type { ContactSubmission } from '#app/utils/validation/contact.ts'
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
+
+export function escapeHtml(value: string) {
+	return value.replace(/[&<>"']/g, (char) => ESCAPES[char]!)
+}
+
+/** Header values must be one line: a CR or LF in a name or subject must never start a new header. */
+export function oneLine(value: string) {
+	return value.replace(/[\r\n\u2028\u2029]+/g, ' ').trim()
+}
+
+export function contactEmail(submission: ContactSubmission, { to, from }: { to: string; from: string }): Mail.Options {
+	const name = oneLine(submission.name)
+	const subject = oneLine(submission.subject)
+	const rows: Array<[string, string]> = [
+		['Name', submission.name],
+		['Email', submission.email],
+		['Subject', submission.subject],
+	]
+	const html = `<!doctype html><html><body style="font-family:system-ui,sans-serif;line-height:1.5">
+<h2 style="margin:0 0 12px">New contact message</h2>
+<table cellpadding="4">${rows.map(([label, value]) => `<tr><th align="left">${label}</th><td>${escapeHtml(value)}</td></tr>`).join('')}</table>
+<hr><div style="white-space:pre-wrap">${escapeHtml(submission.message)}</div>
+</body></html>`
+	const text = `New contact message\n\nName: ${submission.name}\nEmail: ${submission.email}\nSubject: ${submission.subject}\n\n${submission.message}\n`
+	return {
+		to,
+		from,
+		replyTo: { name, address: submission.email },
+		subject: `[Contact] ${subject}`,
+		text,
+		html,
+	}
+}

@@ -1,0 +1,37 @@
+import { env } from '#app/utils/env.server.ts'
+import { sendMail } from '#app/utils/mailer.server.ts'
+import { createLimiter } from '#app/utils/rate-limit.server.ts'
+import type { ContactSubmission } from '#app/utils/validation/contact.ts'
+import { contactEmail } from './contact-email.server.ts'
+
+// The contact capability: one rule set for POST /api/contact and the /contact page's action.
+
+export const CONTACT_RATE_LIMIT = { points: 5, durationSeconds: 60 }
+
+const limiter = createLimiter('contact', CONTACT_RATE_LIMIT)
+
+export type ContactResult =
+	| { status: 'ok' }
+	| { status: 'error'; code: 'rate-limited'; retryAfterSeconds: number }
+	| { status: 'error'; code: 'server-error' }
+
+/** `submission` is already parsed with contactSchema; `clientIp` comes from clientIp(). */
+export async function submitContact(submission: ContactSubmission, clientIp: string): Promise<ContactResult> {
+	const limit = await limiter.consume(clientIp)
+	if (!limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
+	const config = env()
+	try {
+		await sendMail(contactEmail(submission, { to: config.CONTACT_TO, from: config.MAIL_FROM }))
+		return { status: 'ok' }
+	} catch (error) {
+		const { code, message } = error as { code?: string; message?: string }
+		console.error(`contact: mail transport failed (${code ?? 'unknown'}): ${message}`)
+		// Not the visitor's fault: the retry we invite must not count against their limit.
+		await limiter.refund(clientIp)
+		return { status: 'error', code: 'server-error' }
+	}
+}
+
+export function contactLimiterStore() {
+	return limiter.store()
+}

@@ -1,0 +1,60 @@
+import type { z } from 'zod'
+import { env } from './env.server.ts'
+import { PayloadTooLargeError, readBodyText } from './http.server.ts'
+
+/**
+ * Cross-site form posts are refused: the browser's Origin (or, failing that, Sec-Fetch-Site) must be
+ * this site. Same-site posts from our own pages always carry one of them in today's browsers.
+ */
+export function isSameOrigin(request: Request) {
+	const origin = request.headers.get('Origin')
+	if (origin && origin !== 'null') {
+		return origin === new URL(env().APP_URL).origin || origin === new URL(request.url).origin
+	}
+	const fetchSite = request.headers.get('Sec-Fetch-Site')
+	if (fetchSite) return fetchSite === 'same-origin' || fetchSite === 'none'
+	return origin !== 'null' // a client without either header is not a browser: no ambient cookies to abuse
+}
+
+/**
+ * Page form posts from another site are answered 403 before any action runs (server/app-server.js
+ * calls this for every non-API write), rather than reaching Remix's own check, which answers 500.
+ */
+export function crossSiteFormRefusal(request: Request): Response | null {
+	if (request.method === 'GET' || request.method === 'HEAD') return null
+	if (new URL(request.url).pathname.startsWith('/api/')) return null // JSON-only, see readJsonBody
+	if (isSameOrigin(request)) return null
+	return new Response('Cross-site form posts are not accepted.', {
+		status: 403,
+		headers: { 'Content-Type': 'text/plain; charset=utf-8' },
+	})
+}
+
+/** A page action's form body: url-encoded, at most 64 KiB. Refusals are thrown responses. */
+export async function readForm(request: Request): Promise<URLSearchParams> {
+	const type = request.headers.get('Content-Type') ?? ''
+	if (!type.startsWith('application/x-www-form-urlencoded')) {
+		throw new Response('Forms must be sent url-encoded.', { status: 415 })
+	}
+	try {
+		return new URLSearchParams(await readBodyText(request))
+	} catch (error) {
+		if (error instanceof PayloadTooLargeError) throw new Response('The form is too large.', { status: 413 })
+		throw error
+	}
+}
+
+export type FieldErrors = Record<string, string>
+
+export function fieldErrors(error: z.ZodError): FieldErrors {
+	const errors: FieldErrors = {}
+	for (const issue of error.issues) {
+		const field = String(issue.path[0] ?? 'form')
+		errors[field] ??= issue.message
+	}
+	return errors
+}
+
+export function formValues(form: URLSearchParams, fields: readonly string[]) {
+	return Object.fromEntries(fields.map((field) => [field, form.get(field) ?? ''])) as Record<string, string>
+}

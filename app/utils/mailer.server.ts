@@ -1,0 +1,47 @@
+import crypto from 'node:crypto'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import nodemailer, { type Transporter } from 'nodemailer'
+import type Mail from 'nodemailer/lib/mailer'
+import { env } from './env.server.ts'
+
+// Short timeouts: a web request waits on this, and nodemailer's defaults (2 min to connect, 10 min
+// idle) would hold a visitor for minutes when the mail server is down or hanging.
+const TIMEOUTS = { connectionTimeout: 4_000, greetingTimeout: 3_000, socketTimeout: 6_000 }
+
+export const OUTBOX_DIR = path.resolve('data', 'outbox')
+
+let transport: Transporter | undefined
+
+function smtpTransport(smtpUrl: string): Transporter {
+	const url = new URL(smtpUrl)
+	const secure = url.protocol === 'smtps:'
+	return nodemailer.createTransport({
+		host: url.hostname,
+		port: Number(url.port || (secure ? 465 : 587)),
+		secure,
+		auth: url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined,
+		...TIMEOUTS,
+	})
+}
+
+export type SendResult = { delivered: 'smtp'; messageId: string } | { delivered: 'outbox'; file: string }
+
+/**
+ * Sends through SMTP_URL. Without it (development), the message is written to ./data/outbox/ as an
+ * .eml file instead, so nothing is lost and a developer can open it.
+ */
+export async function sendMail(message: Mail.Options): Promise<SendResult> {
+	const config = env()
+	if (config.SMTP_URL) {
+		transport ??= smtpTransport(config.SMTP_URL)
+		const info = await transport.sendMail(message)
+		return { delivered: 'smtp', messageId: info.messageId }
+	}
+	const info = await nodemailer.createTransport({ streamTransport: true, buffer: true }).sendMail(message)
+	await fs.mkdir(OUTBOX_DIR, { recursive: true })
+	const file = path.join(OUTBOX_DIR, `${new Date().toISOString().replace(/[:.]/g, '-')}-${crypto.randomUUID()}.eml`)
+	await fs.writeFile(file, info.message as Buffer)
+	console.log(`mail: SMTP_URL is not set; message written to ${file}`)
+	return { delivered: 'outbox', file }
+}

@@ -1,0 +1,92 @@
+import { Redis } from 'ioredis'
+import {
+	RateLimiterMemory,
+	RateLimiterPostgres,
+	RateLimiterRedis,
+	RateLimiterRes,
+	type RateLimiterAbstract,
+} from 'rate-limiter-flexible'
+import { postgresPool } from './db.server.ts'
+import { env } from './env.server.ts'
+
+// Where limits live (contract.md §1, REDIS_URL): Redis when set; else the database when it is
+// PostgreSQL, so several instances share one limit; else memory (the embedded database allows one
+// process anyway). Each store counts atomically, so a concurrent burst lets exactly `points` through.
+
+export type LimitOutcome = { allowed: true } | { allowed: false; retryAfterSeconds: number }
+
+export type Limiter = {
+	consume: (key: string) => Promise<LimitOutcome>
+	/** Gives a point back, e.g. when the work failed on our side and the client is told to retry. */
+	refund: (key: string) => Promise<void>
+	store: () => Promise<string>
+}
+
+let redis: Redis | undefined
+
+function redisClient(url: string) {
+	// No offline queue: a Redis outage must fail fast into the insurance limiter, not queue requests.
+	redis ??= new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000, lazyConnect: false })
+	redis.on('error', () => {})
+	return redis
+}
+
+async function createStore(name: string, points: number, duration: number): Promise<[RateLimiterAbstract, string]> {
+	const base = { keyPrefix: `rl_${name}`, points, duration }
+	// If the shared store fails, count in memory rather than refuse every visitor or let all through.
+	const insuranceLimiter = new RateLimiterMemory(base)
+	const config = env()
+	if (config.REDIS_URL) {
+		const client = redisClient(config.REDIS_URL)
+		// Until the connection is ready every command fails over to the insurance limiter, which would
+		// count a start-up burst apart from Redis: wait for it (briefly) before the first count.
+		if (client.status !== 'ready') {
+			await new Promise((resolve) => {
+				const timer = setTimeout(resolve, 2_000)
+				client.once('ready', () => (clearTimeout(timer), resolve(undefined)))
+			})
+		}
+		return [new RateLimiterRedis({ ...base, storeClient: client, insuranceLimiter }), 'redis']
+	}
+	const pool = postgresPool()
+	if (pool) {
+		const limiter = await new Promise<RateLimiterPostgres>((resolve, reject) => {
+			const created: RateLimiterPostgres = new RateLimiterPostgres(
+				{ ...base, storeClient: pool, storeType: 'pool', tableName: 'rate_limits', clearExpiredByTimeout: true, insuranceLimiter },
+				(error?: Error) => (error ? reject(error) : resolve(created)),
+			)
+		})
+		return [limiter, 'postgres']
+	}
+	return [new RateLimiterMemory(base), 'memory']
+}
+
+export function createLimiter(name: string, { points, durationSeconds }: { points: number; durationSeconds: number }): Limiter {
+	let store: Promise<[RateLimiterAbstract, string]> | undefined
+	const limiter = () => {
+		store ??= createStore(name, points, durationSeconds).catch((error) => {
+			store = undefined // try the shared store again on the next request
+			throw error
+		})
+		return store
+	}
+	return {
+		async consume(key) {
+			const [rateLimiter] = await limiter()
+			try {
+				await rateLimiter.consume(key)
+				return { allowed: true }
+			} catch (rejection) {
+				if (rejection instanceof RateLimiterRes) {
+					return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) }
+				}
+				throw rejection
+			}
+		},
+		async refund(key) {
+			const [rateLimiter] = await limiter()
+			await rateLimiter.reward(key, 1).catch(() => {})
+		},
+		store: async () => (await limiter())[1],
+	}
+}

@@ -1,0 +1,85 @@
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+
+// `npm test`: every test, in the order a failure is cheapest to find. Builds first (integration and
+// browser tests run the real production build), then unit, integration on the embedded database,
+// integration on a throwaway PostgreSQL, and the Playwright journeys. Under CI=true a missing
+// PostgreSQL or browser fails the run instead of skipping it. The last line counts everything.
+
+const ci = process.env.CI === 'true'
+const resultsDir = path.resolve('test-results')
+fs.mkdirSync(resultsDir, { recursive: true })
+const totals = { passed: 0, failed: 0, skipped: 0 }
+const problems = []
+
+function run(label, command, args, env = {}) {
+	console.log(`\n=== ${label} ===`)
+	const result = spawnSync(command, args, { stdio: 'inherit', env: { ...process.env, ...env } })
+	return result.status === 0
+}
+
+function addVitest(file, label, ok) {
+	try {
+		const report = JSON.parse(fs.readFileSync(file, 'utf8'))
+		totals.passed += report.numPassedTests
+		totals.failed += report.numFailedTests
+		totals.skipped += report.numPendingTests + report.numTodoTests
+		if (!ok && report.numFailedTests === 0) problems.push(`${label} failed outside any test (see its output)`)
+	} catch {
+		problems.push(`${label} produced no report`)
+	}
+}
+
+function vitest(label, project, file, env = {}) {
+	const out = path.join(resultsDir, file)
+	fs.rmSync(out, { force: true })
+	const ok = run(label, 'npx', ['vitest', 'run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile=${out}`], env)
+	addVitest(out, label, ok)
+}
+
+const hasPostgres = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin', process.env.PG_BIN]
+	.filter(Boolean)
+	.some((dir) => fs.existsSync(path.join(dir, 'initdb')))
+const hasBrowser = fs.existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium')
+
+if (!run('build', 'npm', ['run', 'build', '--silent'])) {
+	console.log('\nThe build failed: no tests ran.\n0 passed, 1 failed')
+	process.exit(1)
+}
+
+vitest('unit tests', 'unit', 'unit.json')
+vitest('integration tests on the embedded database (PGlite)', 'integration', 'integration-embedded.json', { TEST_DATABASE: 'embedded' })
+
+if (hasPostgres) {
+	vitest('integration tests on PostgreSQL', 'integration', 'integration-postgres.json', { TEST_DATABASE: 'postgres' })
+} else if (ci) {
+	problems.push('PostgreSQL is not installed (apt-get install -y postgresql): required under CI=true')
+} else {
+	console.log('\n(PostgreSQL is not installed: the PostgreSQL integration run is skipped. apt-get install -y postgresql)')
+}
+
+if (hasBrowser) {
+	const out = path.join(resultsDir, 'e2e-results.json')
+	fs.rmSync(out, { force: true })
+	const ok = run('browser journeys (Playwright, Chromium)', 'npx', ['playwright', 'test'])
+	try {
+		const { stats } = JSON.parse(fs.readFileSync(out, 'utf8'))
+		totals.passed += stats.expected + stats.flaky
+		totals.failed += stats.unexpected
+		totals.skipped += stats.skipped
+		if (!ok && stats.unexpected === 0) problems.push('the browser journeys failed outside any test')
+	} catch {
+		problems.push('the browser journeys produced no report')
+	}
+} else if (ci) {
+	problems.push('Chromium is not installed (apt-get install -y chromium): required under CI=true')
+} else {
+	console.log('\n(Chromium is not installed: browser journeys are skipped. apt-get install -y chromium)')
+}
+
+console.log('')
+for (const problem of problems) console.log(`problem: ${problem}`)
+const failed = totals.failed + problems.length
+console.log(`${totals.passed} passed, ${failed} failed, ${totals.skipped} skipped`)
+process.exit(failed > 0 ? 1 : 0)

@@ -1,0 +1,47 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createAppServer } from './app-server.js'
+
+// `npm run dev`: the same server as production, with Vite's middleware for HMR and on-demand builds.
+// In development (only) configuration is also read from .env; real environment variables win.
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+process.chdir(projectRoot)
+process.env.NODE_ENV ??= 'development'
+if (fs.existsSync('.env')) process.loadEnvFile('.env')
+
+const { createServer } = await import('vite')
+const vite = await createServer({ server: { middlewareMode: true }, appType: 'custom' })
+const getBuild = () => vite.ssrLoadModule('virtual:remix/server-build')
+
+const build = await getBuild()
+let config
+try {
+	;({ config } = await build.entry.module.startServices({ projectRoot }))
+} catch (error) {
+	console.error(`Start-up failed: ${error.message}`)
+	process.exit(1)
+}
+
+const { server, shutdown } = createAppServer({
+	getBuild,
+	mode: 'development',
+	// Vite answers its own requests (modules, HMR); everything else falls through to Remix.
+	viteMiddleware: (req, res) =>
+		new Promise((resolve) => {
+			vite.middlewares(req, res, () => resolve(false))
+			res.once('finish', () => resolve(true))
+		}),
+})
+
+server.listen(config.PORT, () => console.log(`Callsheet (development) is serving on http://localhost:${server.address().port}`))
+for (const signal of ['SIGTERM', 'SIGINT']) {
+	process.on(signal, async () => {
+		await shutdown(2_000)
+		await vite.close()
+		const latest = await getBuild().catch(() => build)
+		await latest.entry.module.stopServices()
+		process.exit(0)
+	})
+}

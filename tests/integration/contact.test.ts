@@ -1,0 +1,228 @@
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
+import { startSmtpSink, type SmtpSink } from '../mocks/smtp.ts'
+import { startApp, type RunningApp } from '../support/app-server.ts'
+import { freshDatabaseUrl } from '../support/database.ts'
+import { postForm, postJson, uniqueIp } from '../support/http.ts'
+
+let sink: SmtpSink
+let app: RunningApp
+const valid = { name: 'Ada Lovelace', email: 'ada@example.com', subject: 'Invoices', message: 'Where are my invoices?' }
+
+beforeAll(async () => {
+	sink = await startSmtpSink()
+	app = await startApp({
+		DATABASE_URL: await freshDatabaseUrl(),
+		SMTP_URL: sink.url,
+		CONTACT_TO: 'support@callsheet.test',
+		MAIL_FROM: 'no-reply@callsheet.test',
+		TRUST_PROXY: '1',
+	})
+})
+afterAll(async () => {
+	await app?.stop()
+	await sink?.close()
+})
+afterEach(() => sink.setMode('ok'))
+
+const contact = (body: unknown, ip = uniqueIp()) => postJson(`${app.url}/api/contact`, body, { 'X-Forwarded-For': ip })
+
+describe('POST /api/contact delivers the message', () => {
+	test('200 { success: true } and the email arrives with the contract headers and both parts', async () => {
+		const response = await contact(valid)
+		expect(response.status).toBe(200)
+		expect(await response.json()).toEqual({ success: true })
+		const mail = await sink.waitForMessage((m) => m.subject === '[Contact] Invoices')
+		expect(mail.to && 'text' in mail.to ? mail.to.text : '').toBe('support@callsheet.test')
+		expect(mail.from?.text).toBe('no-reply@callsheet.test')
+		expect(mail.replyTo?.value[0]).toMatchObject({ address: 'ada@example.com', name: 'Ada Lovelace' })
+		expect(mail.text).toContain('Where are my invoices?')
+		expect(mail.html).toContain('Where are my invoices?')
+		expect(mail.envelope.to).toEqual(['support@callsheet.test'])
+	})
+
+	test('<script> in every field arrives HTML-escaped', async () => {
+		const evil = '<script>alert(1)</script>'
+		const response = await contact({ name: `N${evil}`, email: 'x@example.com', subject: `S${evil}`, message: `M${evil}` })
+		expect(response.status).toBe(200)
+		const mail = await sink.waitForMessage((m) => m.text?.includes(`M${evil}`) ?? false)
+		expect(mail.html).not.toContain('<script>')
+		expect(String(mail.html).match(/&lt;script&gt;alert\(1\)&lt;\/script&gt;/g)).toHaveLength(3)
+	})
+
+	test('CR/LF in the subject or name cannot add a header', async () => {
+		const response = await contact({
+			...valid,
+			name: 'Eve\r\nBcc: victim@example.com',
+			subject: 'Hi\r\nBcc: victim@example.com\r\nX-Injected: yes',
+		})
+		expect(response.status).toBe(200)
+		const mail = await sink.waitForMessage((m) => m.subject?.startsWith('[Contact] Hi') ?? false)
+		expect(mail.headers.has('bcc')).toBe(false)
+		expect(mail.headers.has('x-injected')).toBe(false)
+		expect(mail.envelope.to).toEqual(['support@callsheet.test'])
+		const headerBlock = mail.raw.split(/\r?\n\r?\n/)[0]!
+		expect(headerBlock).not.toMatch(/^(Bcc|X-Injected):/im)
+	})
+})
+
+describe('validation: every bound at its edge', () => {
+	const cases: Array<[string, Record<string, unknown>, number]> = [
+		['name of 1', { name: 'A' }, 200],
+		['name of 200', { name: 'A'.repeat(200) }, 200],
+		['name of 0', { name: '' }, 400],
+		['name of spaces only', { name: '   ' }, 400],
+		['name of 201', { name: 'A'.repeat(201) }, 400],
+		['subject of 1', { subject: 'S' }, 200],
+		['subject of 500', { subject: 'S'.repeat(500) }, 200],
+		['subject of 0', { subject: '' }, 400],
+		['subject of 501', { subject: 'S'.repeat(501) }, 400],
+		['message of 1', { message: 'M' }, 200],
+		['message of 10000', { message: 'M'.repeat(10_000) }, 200],
+		['message of 0', { message: '' }, 400],
+		['message of 10001', { message: 'M'.repeat(10_001) }, 400],
+		['a valid email', { email: 'a.b+c@sub.example.org' }, 200],
+		['an invalid email', { email: 'not-an-email' }, 400],
+		['an empty email', { email: '' }, 400],
+		['a number as name', { name: 42 }, 400],
+		['a missing field', { message: undefined }, 400],
+	]
+	test.each(cases.map(([label, patch, status]) => ({ label, patch, status })))('$label → $status', async ({ patch, status }) => {
+		const response = await contact({ ...valid, ...patch })
+		expect(response.status).toBe(status)
+		if (status === 400) {
+			const body = await response.json()
+			expect(body).toMatchObject({ code: 'bad-body', error: expect.any(String), detail: expect.any(String) })
+			expect(body.issues[0]).toEqual({ path: expect.any(String), message: expect.any(String) })
+		}
+	})
+
+	test('surrounding whitespace is trimmed before the bounds apply', async () => {
+		const response = await contact({ ...valid, name: `  ${'A'.repeat(200)}  `, subject: ' Trimmed subject ' })
+		expect(response.status).toBe(200)
+		const mail = await sink.waitForMessage((m) => m.subject === '[Contact] Trimmed subject')
+		expect(mail.replyTo?.value[0]?.name).toBe('A'.repeat(200))
+	})
+
+	test.each([
+		{ label: 'text/plain', type: 'text/plain', body: JSON.stringify(valid), status: 400, code: 'bad-body' },
+		{ label: 'no content type', type: '', body: JSON.stringify(valid), status: 400, code: 'bad-body' },
+		{ label: 'invalid JSON', type: 'application/json', body: '{"name": ', status: 400, code: 'bad-body' },
+		{ label: 'a JSON array', type: 'application/json', body: '[]', status: 400, code: 'bad-body' },
+		{ label: 'a 100 KiB body', type: 'application/json', body: JSON.stringify({ ...valid, message: 'x'.repeat(100 * 1024) }), status: 413, code: 'payload-too-large' },
+	])('$label → $status $code', async ({ type, body, status, code }) => {
+		const response = await fetch(`${app.url}/api/contact`, {
+			method: 'POST',
+			headers: { ...(type ? { 'Content-Type': type } : {}), 'X-Forwarded-For': uniqueIp() },
+			body,
+		})
+		expect(response.status).toBe(status)
+		expect(response.headers.get('content-type')).toMatch(/^application\/json/)
+		expect(await response.json()).toMatchObject({ code })
+	})
+
+	test('GET on the POST-only route is 405 with Allow: POST', async () => {
+		const response = await fetch(`${app.url}/api/contact`)
+		expect(response.status).toBe(405)
+		expect(response.headers.get('allow')).toBe('POST')
+		expect(await response.json()).toMatchObject({ code: 'method-not-allowed' })
+	})
+})
+
+describe('rate limit: 5 per minute per client IP', () => {
+	test('a burst of 10 concurrent submissions gives exactly 5 × 200 and 5 × 429 with Retry-After', async () => {
+		const ip = uniqueIp()
+		const responses = await Promise.all(Array.from({ length: 10 }, () => contact(valid, ip)))
+		const statuses = responses.map((r) => r.status).sort()
+		expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429, 429, 429])
+		for (const limited of responses.filter((r) => r.status === 429)) {
+			const retryAfter = Number(limited.headers.get('retry-after'))
+			expect(Number.isInteger(retryAfter)).toBe(true)
+			expect(retryAfter).toBeGreaterThanOrEqual(1)
+			expect(retryAfter).toBeLessThanOrEqual(60)
+			expect(await limited.json()).toMatchObject({ code: 'rate-limited' })
+		}
+	})
+
+	test('entries a client writes into X-Forwarded-For do not give it a fresh limit', async () => {
+		const realIp = uniqueIp()
+		const statuses: number[] = []
+		for (let i = 0; i < 6; i++) statuses.push((await contact(valid, `203.0.113.${i + 1}, ${realIp}`)).status)
+		expect(statuses).toEqual([200, 200, 200, 200, 200, 429])
+	})
+
+	test('the contact page and the API share one limit', async () => {
+		const ip = uniqueIp()
+		for (let i = 0; i < 4; i++) expect((await contact(valid, ip)).status).toBe(200)
+		const page = await postForm(`${app.url}/contact`, valid, { 'X-Forwarded-For': ip, Origin: app.url })
+		expect(page.status).toBe(303)
+		const blocked = await postForm(`${app.url}/contact`, valid, { 'X-Forwarded-For': ip, Origin: app.url })
+		expect(blocked.status).toBe(429)
+		expect(blocked.headers.get('retry-after')).toMatch(/^\d+$/)
+		expect(await blocked.text()).toMatch(/Please wait about \d+ (seconds?|minute)/)
+		expect((await contact(valid, ip)).status).toBe(429)
+	})
+})
+
+describe('mail transport failures: 500 server-error, fast, and safe to retry', () => {
+	test.each([['reject'], ['hang'], ['hang-data']] as const)('SMTP %s → 500 within 10 s', async (mode) => {
+		sink.setMode(mode)
+		const started = Date.now()
+		const ip = uniqueIp()
+		const response = await contact(valid, ip)
+		expect(response.status).toBe(500)
+		expect(await response.json()).toMatchObject({ code: 'server-error' })
+		expect(Date.now() - started).toBeLessThan(10_000)
+		// The failed attempt was refunded: the visitor still has all five tries.
+		sink.setMode('ok')
+		for (let i = 0; i < 5; i++) expect((await contact(valid, ip)).status).toBe(200)
+	})
+})
+
+describe('the /contact page', () => {
+	test('a same-origin form post sends the mail and redirects to the confirmation', async () => {
+		const response = await postForm(
+			`${app.url}/contact`,
+			{ ...valid, subject: 'From the page', website: '' },
+			{ Origin: app.url, 'X-Forwarded-For': uniqueIp() },
+		)
+		expect(response.status).toBe(303)
+		expect(response.headers.get('location')).toBe('/contact?sent=1')
+		await sink.waitForMessage((m) => m.subject === '[Contact] From the page')
+		const confirmation = await (await fetch(`${app.url}/contact?sent=1`)).text()
+		expect(confirmation).toContain('Message sent')
+	})
+
+	test('field errors come back with the input kept', async () => {
+		const response = await postForm(
+			`${app.url}/contact`,
+			{ name: 'Kept Name', email: 'nope', subject: '', message: 'Kept message' },
+			{ Origin: app.url, 'X-Forwarded-For': uniqueIp() },
+		)
+		expect(response.status).toBe(400)
+		const html = await response.text()
+		expect(html).toContain('Enter a valid email address.')
+		expect(html).toContain('Subject is required.')
+		expect(html).toContain('value="Kept Name"')
+		expect(html).toContain('Kept message')
+		expect(html).toMatch(/aria-invalid="true"/)
+	})
+
+	test('a cross-site post is refused and sends nothing', async () => {
+		const before = sink.messages.length
+		const response = await postForm(`${app.url}/contact`, { ...valid, subject: 'Cross-site' }, { Origin: 'https://evil.example', 'X-Forwarded-For': uniqueIp() })
+		expect(response.status).toBe(403)
+		const bySecFetch = await postForm(`${app.url}/contact`, { ...valid, subject: 'Cross-site' }, { 'Sec-Fetch-Site': 'cross-site', 'X-Forwarded-For': uniqueIp() })
+		expect(bySecFetch.status).toBe(403)
+		await new Promise((r) => setTimeout(r, 200))
+		expect(sink.messages.length).toBe(before)
+	})
+
+	test('a filled honeypot looks like success to the bot and sends nothing', async () => {
+		const before = sink.messages.length
+		const response = await postForm(`${app.url}/contact`, { ...valid, subject: 'Bot', website: 'http://spam.example' }, { Origin: app.url, 'X-Forwarded-For': uniqueIp() })
+		expect(response.status).toBe(303)
+		await new Promise((r) => setTimeout(r, 200))
+		expect(sink.messages.filter((m) => m.subject === '[Contact] Bot')).toHaveLength(0)
+		expect(sink.messages.length).toBe(before)
+	})
+})
