@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import path from 'node:path'
+import { freePort } from './postgres.ts'
 import { projectRoot } from './project.ts'
 
 export type RunningApp = {
@@ -13,14 +14,17 @@ export type RunningApp = {
 
 /** Boots the real built server (`node server/start.js`) on a free port with the given environment. */
 export async function startApp(env: Record<string, string | undefined>, { timeoutMs = 60_000 } = {}): Promise<RunningApp> {
+	// The port is chosen up front so APP_URL (return URLs, authorized parties) can name it.
+	const chosenPort = env.PORT ?? String(await freePort())
 	const child = spawn(process.execPath, [path.join(projectRoot, 'server/start.js')], {
 		cwd: projectRoot,
 		env: {
 			PATH: process.env.PATH,
 			HOME: process.env.HOME,
 			NODE_ENV: 'production',
-			PORT: '0',
+			APP_URL: `http://127.0.0.1:${chosenPort}`,
 			...env,
+			PORT: chosenPort,
 		},
 		stdio: ['ignore', 'pipe', 'pipe'],
 	})

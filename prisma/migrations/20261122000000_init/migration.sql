@@ -25,6 +25,7 @@ CREATE TABLE "Subscription" (
     "processorStatus" TEXT NOT NULL,
     "currentPeriodEnd" TIMESTAMPTZ(3),
     "cancelAtPeriodEnd" BOOLEAN NOT NULL DEFAULT false,
+    "processorCreatedAt" TIMESTAMPTZ(3) NOT NULL,
     "sourceUpdatedAt" TIMESTAMPTZ(3) NOT NULL,
     "updatedAt" TIMESTAMPTZ(3) NOT NULL,
 

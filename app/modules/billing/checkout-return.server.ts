@@ -1,0 +1,23 @@
+import { stripe } from '#app/utils/stripe.server.ts'
+import type { AppUser } from '#app/utils/users.server.ts'
+import { storeSubscription } from './subscription-store.server.ts'
+
+/**
+ * The return from hosted checkout (/account?checkout=success&session_id=…): store the subscription at
+ * once, so the account page is right before the webhook arrives. The webhook stays the source of
+ * truth; both paths write through storeSubscription, which keeps only the newest state.
+ */
+export async function settleCheckoutReturn(user: AppUser, sessionId: string): Promise<boolean> {
+	const processor = stripe()
+	if (!processor || !/^cs_[A-Za-z0-9_]+$/.test(sessionId)) return false
+	try {
+		const session = await processor.checkout.sessions.retrieve(sessionId, { expand: ['subscription'] })
+		// Only the user who started this checkout may settle it.
+		if (session.client_reference_id !== user.id || !session.subscription || typeof session.subscription === 'string') return false
+		await storeSubscription(session.subscription, { observedAt: new Date(), hintUserId: user.id })
+		return true
+	} catch (error) {
+		console.error(`billing: settling checkout ${sessionId} failed (the webhook will): ${(error as Error).message}`)
+		return false
+	}
+}

@@ -1,0 +1,46 @@
+import { db } from '#app/utils/db.server.ts'
+import { env } from '#app/utils/env.server.ts'
+import { stripe } from '#app/utils/stripe.server.ts'
+import type { AppUser } from '#app/utils/users.server.ts'
+import type { CheckoutRequest } from '#app/utils/validation/billing.ts'
+import { ensureCustomer } from './customer.server.ts'
+import { PLAN_TABLE } from './plans.ts'
+import { priceIdFor } from './prices.server.ts'
+import { hasSubscription, mapProcessorStatus } from './subscription-state.ts'
+
+export type CheckoutResult =
+	| { status: 'ok'; url: string }
+	| { status: 'error'; code: 'processor_not_configured' | 'already-subscribed' | 'server-error' }
+
+/** Starts a hosted checkout for the signed-in user (contract.md "Checkout session"). */
+export async function startCheckout(user: AppUser, { plan, interval }: CheckoutRequest): Promise<CheckoutResult> {
+	const processor = stripe()
+	if (!processor) return { status: 'error', code: 'processor_not_configured' }
+
+	const current = await db().subscription.findUnique({ where: { userId: user.id }, select: { processorStatus: true } })
+	// Plan changes go through the customer portal, never through a second subscription.
+	if (current && hasSubscription(mapProcessorStatus(current.processorStatus))) {
+		return { status: 'error', code: 'already-subscribed' }
+	}
+	const trialDays = !user.trialUsed && !current ? PLAN_TABLE[plan].trialDays : 0
+	const appUrl = env().APP_URL
+	try {
+		const customer = await ensureCustomer(processor, user)
+		const price = await priceIdFor(processor, plan, interval)
+		const session = await processor.checkout.sessions.create({
+			mode: 'subscription',
+			customer,
+			line_items: [{ price, quantity: 1 }],
+			client_reference_id: user.id,
+			metadata: { userId: user.id },
+			subscription_data: { metadata: { userId: user.id }, ...(trialDays > 0 ? { trial_period_days: trialDays } : {}) },
+			success_url: `${appUrl}/account?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+			cancel_url: `${appUrl}/pricing?checkout=canceled`,
+		})
+		if (!session.url) throw new Error(`checkout session ${session.id} has no url`)
+		return { status: 'ok', url: session.url }
+	} catch (error) {
+		console.error(`billing: checkout for user ${user.id} failed: ${(error as Error).message}`)
+		return { status: 'error', code: 'server-error' }
+	}
+}

@@ -1,0 +1,19 @@
+import { startCheckout } from '#app/modules/billing/checkout.server.ts'
+import { apiRoute } from '#app/utils/api-route.server.ts'
+import { requireApiUser } from '#app/utils/auth.server.ts'
+import { domainErrorResponse, jsonResponse, readJsonBody } from '#app/utils/http.server.ts'
+import { checkoutSchema } from '#app/utils/validation/billing.ts'
+
+const route = apiRoute({
+	POST: async ({ request }) => {
+		const user = await requireApiUser(request)
+		const body = await readJsonBody(request, checkoutSchema)
+		if (!body.ok) return body.response
+		const result = await startCheckout(user, body.data)
+		if (result.status === 'error') return domainErrorResponse(result)
+		return jsonResponse({ url: result.url })
+	},
+})
+
+export const loader = route.loader
+export const action = route.action

@@ -1,0 +1,9 @@
+import { z } from 'zod'
+import { INTERVALS, PAID_PLANS } from '#app/modules/billing/plans.ts'
+
+export const checkoutSchema = z.object({
+	plan: z.enum(PAID_PLANS, { error: `plan must be one of ${PAID_PLANS.join(', ')}.` }),
+	interval: z.enum(INTERVALS, { error: 'interval must be month or year.' }).default('month'),
+})
+
+export type CheckoutRequest = z.output<typeof checkoutSchema>

@@ -1,0 +1,325 @@
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
+import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
+import { startApp, type RunningApp } from '../support/app-server.ts'
+import { freshDatabaseUrl } from '../support/database.ts'
+import { postJson } from '../support/http.ts'
+import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
+
+let standIns: StandIns
+let app: RunningApp
+
+beforeAll(async () => {
+	standIns = await startStandIns()
+	app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...standIns.env })
+	standIns.stripe.setWebhookUrl(`${app.url}/api/billing/webhook`)
+})
+afterAll(async () => {
+	await app?.stop()
+	await standIns?.close()
+})
+
+const auth = (userId: string) => sessionHeaders(standIns.clerk, userId)
+const status = async (userId: string) => (await fetch(`${app.url}/api/billing/status`, { headers: auth(userId) })).json()
+const checkout = (userId: string, body: unknown) => postJson(`${app.url}/api/billing/checkout`, body, auth(userId))
+const sessionIdOf = (url: string) => url.split('/').pop()!
+
+/** Pays for the user's checkout the way the hosted page would: the processor then sends its events. */
+async function pay(sessionUrl: string) {
+	const response = await fetch(`${standIns.stripe.url}/checkout/${sessionIdOf(sessionUrl)}/pay`, { method: 'POST', redirect: 'manual' })
+	expect(response.status).toBe(303)
+	return response.headers.get('location')!
+}
+
+async function subscribedUser(plan = 'team', interval = 'month') {
+	const userId = newClerkUserId()
+	const { url } = await (await checkout(userId, { plan, interval })).json()
+	await pay(url)
+	const params = standIns.stripe.checkoutParams(sessionIdOf(url))!
+	return { userId, customer: String(params.customer), state: await status(userId) }
+}
+
+function subscriptionIdFor(customer: string) {
+	const sub = standIns.stripe.store.all('subscription').find((s) => s.customer === customer)
+	return String(sub!.id)
+}
+
+describe('signed-in endpoints without a valid session', () => {
+	test.each([
+		['GET', '/api/billing/status'],
+		['POST', '/api/billing/checkout'],
+		['POST', '/api/billing/portal'],
+	])('%s %s → 401 JSON, even for a browser asking for HTML', async (method, path) => {
+		for (const headers of [{ Accept: 'text/html' }, { Cookie: '__session=garbage; __client_uat=1' }]) {
+			const response = await fetch(`${app.url}${path}`, {
+				method,
+				headers: { 'Content-Type': 'application/json', ...headers },
+				body: method === 'POST' ? '{"plan":"team"}' : undefined,
+				redirect: 'manual',
+			})
+			expect(response.status).toBe(401)
+			expect(await response.json()).toEqual({ error: expect.any(String), code: 'unauthorized' })
+		}
+	})
+})
+
+describe('GET /api/billing/status', () => {
+	test("a new user's exact payload", async () => {
+		expect(await status(newClerkUserId())).toEqual({
+			plan: 'free',
+			status: 'none',
+			credits_daily: 20,
+			current_period_end: null,
+			processor_customer_id: null,
+			has_subscription: false,
+		})
+	})
+})
+
+describe('POST /api/billing/checkout', () => {
+	test.each([
+		[{}, 'plan missing'],
+		[{ plan: 'enterprise' }, 'unknown plan'],
+		[{ plan: 'free' }, 'free is not for sale'],
+		[{ plan: 'team', interval: 'week' }, 'unknown interval'],
+	])('%j → 400 bad-body (%s)', async (body) => {
+		const response = await checkout(newClerkUserId(), body)
+		expect(response.status).toBe(400)
+		expect(await response.json()).toMatchObject({ code: 'bad-body', issues: expect.any(Array) })
+	})
+
+	test('the session carries exactly the contract parameters, with a trial the first time', async () => {
+		const userId = newClerkUserId()
+		const response = await checkout(userId, { plan: 'team', interval: 'year' })
+		expect(response.status).toBe(200)
+		const { url } = await response.json()
+		expect(url).toMatch(new RegExp(`^${standIns.stripe.url}/checkout/cs_`))
+		const params = standIns.stripe.checkoutParams(sessionIdOf(url))!
+		const customer = standIns.stripe.store.get(String(params.customer), 'customer')!
+		const userUuid = (customer.metadata as Record<string, string>).userId
+		expect(userUuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+		expect(params).toMatchObject({
+			mode: 'subscription',
+			customer: customer.id,
+			line_items: [{ price: standIns.stripe.priceFor('team', 'year').id, quantity: '1' }],
+			client_reference_id: userUuid,
+			metadata: { userId: userUuid },
+			subscription_data: { metadata: { userId: userUuid }, trial_period_days: '14' },
+			success_url: `${app.url}/account?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+			cancel_url: `${app.url}/pricing?checkout=canceled`,
+		})
+		// The status endpoint now shows the stored customer id.
+		expect((await status(userId)).processor_customer_id).toBe(customer.id)
+	})
+
+	test('interval defaults to month', async () => {
+		const { url } = await (await checkout(newClerkUserId(), { plan: 'solo' })).json()
+		const params = standIns.stripe.checkoutParams(sessionIdOf(url))!
+		expect(params.line_items).toEqual([{ price: standIns.stripe.priceFor('solo', 'month').id, quantity: '1' }])
+	})
+
+	test('5 concurrent first checkouts by one user create one customer', async () => {
+		const userId = newClerkUserId()
+		const responses = await Promise.all(Array.from({ length: 5 }, () => checkout(userId, { plan: 'studio' })))
+		expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200])
+		const customers = new Set<string>()
+		for (const response of responses) {
+			const { url } = await response.json()
+			customers.add(String(standIns.stripe.checkoutParams(sessionIdOf(url))!.customer))
+		}
+		expect(customers.size).toBe(1)
+		const [customerId] = [...customers]
+		const userUuid = (standIns.stripe.store.get(customerId!, 'customer')!.metadata as Record<string, string>).userId
+		expect(standIns.stripe.store.all('customer').filter((c) => (c.metadata as Record<string, string>)?.userId === userUuid)).toHaveLength(1)
+	})
+
+	test('paying stores the subscription; 409 while subscribed; after cancelling, no second trial and the same customer', async () => {
+		const { userId, customer, state } = await subscribedUser('team', 'month')
+		expect(state).toMatchObject({ plan: 'team', status: 'trialing', credits_daily: 600, processor_customer_id: customer, has_subscription: true })
+		expect(state.current_period_end).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+
+		const again = await checkout(userId, { plan: 'studio' })
+		expect(again.status).toBe(409)
+		expect(await again.json()).toMatchObject({ code: 'already-subscribed' })
+
+		const subscriptionId = subscriptionIdFor(customer)
+		const canceled = standIns.stripe.setSubscriptionStatus(subscriptionId, 'canceled')
+		const delivery = await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))
+		expect(delivery.status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: 'free', status: 'canceled', has_subscription: false, processor_customer_id: customer })
+
+		const { url } = await (await checkout(userId, { plan: 'solo' })).json()
+		const params = standIns.stripe.checkoutParams(sessionIdOf(url))!
+		expect(params.customer).toBe(customer)
+		expect((params.subscription_data as Record<string, unknown>).trial_period_days).toBeUndefined()
+	})
+
+	test('the processor failing answers 500 server-error, and a retry then works', async () => {
+		const userId = newClerkUserId()
+		standIns.stripe.setMode('error500')
+		try {
+			const response = await checkout(userId, { plan: 'team' })
+			expect(response.status).toBe(500)
+			expect(await response.json()).toMatchObject({ code: 'server-error' })
+		} finally {
+			standIns.stripe.setMode('ok')
+		}
+		expect((await checkout(userId, { plan: 'team' })).status).toBe(200)
+	})
+})
+
+describe('POST /api/billing/webhook', () => {
+	const webhook = (payload: string, header?: string) =>
+		fetch(`${app.url}/api/billing/webhook`, {
+			method: 'POST',
+			headers: { 'Content-Type': 'application/json', ...(header ? { 'Stripe-Signature': header } : {}) },
+			body: payload,
+		})
+
+	test('a missing or wrong signature is 400 bad-signature and changes nothing', async () => {
+		const { customer } = await subscribedUser()
+		const sub = standIns.stripe.store.get(subscriptionIdFor(customer))!
+		const event = standIns.stripe.makeEvent('customer.subscription.updated', sub)
+		const { payload } = standIns.stripe.signEvent(event)
+		expect((await webhook(payload)).status).toBe(400)
+		const forged = standIns.stripe.signEvent(event, { secret: 'whsec_wrong' })
+		const response = await webhook(forged.payload, forged.header)
+		expect(response.status).toBe(400)
+		expect(await response.json()).toMatchObject({ code: 'bad-signature' })
+		// A tampered body under a valid signature header fails too.
+		const signed = standIns.stripe.signEvent(event)
+		expect((await webhook(signed.payload.replace('"active"', '"canceled"').replace('"trialing"', '"canceled"'), signed.header)).status).toBe(400)
+	})
+
+	test('a replayed event changes nothing', async () => {
+		const { userId, customer } = await subscribedUser()
+		const id = subscriptionIdFor(customer)
+		const event = standIns.stripe.makeEvent('customer.subscription.updated', standIns.stripe.setSubscriptionStatus(id, 'past_due'))
+		expect((await standIns.stripe.deliver(event)).status).toBe(200)
+		expect((await status(userId)).status).toBe('past_due')
+		// The processor moves on, but a replay of the old event must not be applied again.
+		standIns.stripe.setSubscriptionStatus(id, 'active')
+		const replay = await standIns.stripe.deliver(event)
+		expect(replay.status).toBe(200)
+		expect(JSON.parse(replay.body)).toEqual({ received: true })
+		expect((await status(userId)).status).toBe('past_due')
+	})
+
+	test('events delivered in reverse order end in the newest state', async () => {
+		const { userId, customer } = await subscribedUser()
+		const id = subscriptionIdFor(customer)
+		const events = (['active', 'past_due', 'canceled'] as const).map((s, i) =>
+			standIns.stripe.makeEvent('customer.subscription.updated', standIns.stripe.setSubscriptionStatus(id, s), { created: 1_800_000_000 + i }),
+		)
+		for (const event of events.reverse()) expect((await standIns.stripe.deliver(event)).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ status: 'canceled', plan: 'free', has_subscription: false })
+	})
+
+	test.each([
+		['active', 'active', true],
+		['trialing', 'trialing', true],
+		['past_due', 'past_due', true],
+		['unpaid', 'past_due', true],
+		['paused', 'past_due', true],
+		['canceled', 'canceled', false],
+		['incomplete', 'none', false],
+		['incomplete_expired', 'none', false],
+	] as const)('processor status %s maps to %s', async (processorStatus, expected, subscribed) => {
+		const { userId, customer } = await subscribedUser('agency')
+		const sub = standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), processorStatus)
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', sub))).status).toBe(200)
+		expect(await status(userId)).toMatchObject({
+			status: expected,
+			has_subscription: subscribed,
+			plan: subscribed ? 'agency' : 'free',
+			credits_daily: subscribed ? 4000 : 20,
+		})
+	})
+
+	test('invoice events refresh the subscription they belong to', async () => {
+		const { userId, customer } = await subscribedUser()
+		const id = subscriptionIdFor(customer)
+		standIns.stripe.setSubscriptionStatus(id, 'past_due')
+		const invoice = standIns.stripe.makeInvoice(id, { paid: false })
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('invoice.payment_failed', invoice))).status).toBe(200)
+		expect((await status(userId)).status).toBe('past_due')
+	})
+
+	test('an event for an unknown customer, and an event kind we ignore, answer 200', async () => {
+		const stranger = standIns.stripe.createCustomer()
+		const sub = standIns.stripe.createSubscription({ customer: String(stranger.id), plan: 'team' })
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', sub))).status).toBe(200)
+		const ignored = await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.created', stranger))
+		expect(ignored.status).toBe(200)
+		expect(JSON.parse(ignored.body)).toEqual({ received: true })
+	})
+
+	test('the processor failing while we refresh answers 500, and the retried event then succeeds', async () => {
+		const { userId, customer } = await subscribedUser()
+		const event = standIns.stripe.makeEvent('customer.subscription.updated', standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'past_due'))
+		standIns.stripe.setMode('error500')
+		try {
+			const failed = await standIns.stripe.deliver(event)
+			expect(failed.status).toBe(500)
+			expect(JSON.parse(failed.body)).toMatchObject({ code: 'server-error' })
+		} finally {
+			standIns.stripe.setMode('ok')
+		}
+		expect((await standIns.stripe.deliver(event)).status).toBe(200)
+		expect((await status(userId)).status).toBe('past_due')
+	})
+
+	test('the same event 10 times at once takes effect once', async () => {
+		const { userId, customer } = await subscribedUser()
+		const event = standIns.stripe.makeEvent('customer.subscription.updated', standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'unpaid'))
+		const deliveries = await Promise.all(Array.from({ length: 10 }, () => standIns.stripe.deliver(event)))
+		expect(deliveries.map((d) => d.status)).toEqual(Array(10).fill(200))
+		expect((await status(userId)).status).toBe('past_due')
+	})
+})
+
+describe('POST /api/billing/portal', () => {
+	test('404 no-customer before any checkout; afterwards a portal URL that returns to the account page', async () => {
+		const userId = newClerkUserId()
+		const before = await postJson(`${app.url}/api/billing/portal`, {}, auth(userId))
+		expect(before.status).toBe(404)
+		expect(await before.json()).toMatchObject({ code: 'no-customer' })
+		await checkout(userId, { plan: 'team' })
+		const after = await postJson(`${app.url}/api/billing/portal`, {}, auth(userId))
+		expect(after.status).toBe(200)
+		const { url } = await after.json()
+		expect(url).toMatch(new RegExp(`^${standIns.stripe.url}/portal/`))
+		const portalRequest = standIns.stripe.requests.filter((r) => r.path === '/v1/billing_portal/sessions').at(-1)!
+		expect(portalRequest.params).toMatchObject({ return_url: `${app.url}/account` })
+	})
+})
+
+describe('identity', () => {
+	test('concurrent first requests of a new user create one user row', async () => {
+		const userId = newClerkUserId()
+		const states = await Promise.all(Array.from({ length: 8 }, () => status(userId)))
+		expect(new Set(states.map((s) => JSON.stringify(s))).size).toBe(1)
+		// One row: a checkout after the burst finds exactly one user to attach its customer to.
+		const { url } = await (await checkout(userId, { plan: 'team' })).json()
+		const customer = String(standIns.stripe.checkoutParams(sessionIdOf(url))!.customer)
+		expect((await status(userId)).processor_customer_id).toBe(customer)
+	})
+})
+
+describe('without processor keys', () => {
+	test('checkout and the webhook answer 503 processor_not_configured', async () => {
+		const { STRIPE_SECRET_KEY: _s, STRIPE_WEBHOOK_SECRET: _w, ...env } = standIns.env
+		const bare = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...env })
+		try {
+			const response = await postJson(`${bare.url}/api/billing/checkout`, { plan: 'team' }, auth(newClerkUserId()))
+			expect(response.status).toBe(503)
+			expect(await response.json()).toMatchObject({ code: 'processor_not_configured' })
+			const hook = await postJson(`${bare.url}/api/billing/webhook`, '{}', { 'Stripe-Signature': 't=1,v1=x' })
+			expect(hook.status).toBe(503)
+			expect(await hook.json()).toMatchObject({ code: 'processor_not_configured' })
+		} finally {
+			await bare.stop()
+		}
+	})
+})
+
+void inject
