@@ -1,4 +1,7 @@
 import { createClerkClient, type ClerkClient } from '@clerk/backend'
+import { getAuth } from '@clerk/remix/ssr.server'
+import { redirect, type AppLoadContext } from '@remix-run/node'
+import type { Params } from '@remix-run/react'
 import { env } from './env.server.ts'
 import { errorResponse } from './http.server.ts'
 import { ensureUser, type AppUser } from './users.server.ts'
@@ -41,5 +44,36 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 export async function requireApiUser(request: Request): Promise<AppUser> {
 	const clerkId = await sessionUserId(request)
 	if (!clerkId) throw errorResponse('unauthorized')
+	return ensureUser(clerkId)
+}
+
+/**
+ * For page loaders and actions: the session's user id via @clerk/remix, which may throw Clerk's 307
+ * handshake redirect to refresh an expired session (right for a browser, unlike an API client).
+ */
+export async function pageUserId(args: { request: Request; context: AppLoadContext; params: Params }) {
+	const config = env()
+	if (!config.clerkConfigured) return null
+	const { userId } = await getAuth(args, {
+		secretKey: config.CLERK_SECRET_KEY,
+		publishableKey: config.CLERK_PUBLISHABLE_KEY,
+		jwtKey: config.CLERK_JWT_KEY,
+		authorizedParties: [new URL(config.APP_URL).origin],
+	} as Parameters<typeof getAuth>[1])
+	return userId
+}
+
+/** Where a signed-out visitor goes to sign in, coming back to `returnTo` afterwards. */
+export function signInUrl(returnTo: string) {
+	return `/sign-in?redirect_url=${encodeURIComponent(returnTo)}`
+}
+
+/** For pages that need a user: their row, or a redirect to sign in and back. */
+export async function requirePageUser(args: { request: Request; context: AppLoadContext; params: Params }, returnTo?: string) {
+	const clerkId = await pageUserId(args)
+	if (!clerkId) {
+		const url = new URL(args.request.url)
+		throw redirect(signInUrl(returnTo ?? `${url.pathname}${url.search}`), 303)
+	}
 	return ensureUser(clerkId)
 }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
@@ -49,7 +49,7 @@ describe('signed-in endpoints without a valid session', () => {
 		['POST', '/api/billing/checkout'],
 		['POST', '/api/billing/portal'],
 	])('%s %s → 401 JSON, even for a browser asking for HTML', async (method, path) => {
-		for (const headers of [{ Accept: 'text/html' }, { Cookie: '__session=garbage; __client_uat=1' }]) {
+		for (const headers of [{ Accept: 'text/html' }, { Cookie: '__session=garbage; __client_uat=1' }] as Array<Record<string, string>>) {
 			const response = await fetch(`${app.url}${path}`, {
 				method,
 				headers: { 'Content-Type': 'application/json', ...headers },
@@ -81,7 +81,7 @@ describe('POST /api/billing/checkout', () => {
 		[{ plan: 'enterprise' }, 'unknown plan'],
 		[{ plan: 'free' }, 'free is not for sale'],
 		[{ plan: 'team', interval: 'week' }, 'unknown interval'],
-	])('%j → 400 bad-body (%s)', async (body) => {
+	] as Array<[Record<string, string>, string]>)('%j → 400 bad-body (%s)', async (body) => {
 		const response = await checkout(newClerkUserId(), body)
 		expect(response.status).toBe(400)
 		expect(await response.json()).toMatchObject({ code: 'bad-body', issues: expect.any(Array) })
@@ -322,4 +322,3 @@ describe('without processor keys', () => {
 	})
 })
 
-void inject

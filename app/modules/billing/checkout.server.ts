@@ -12,6 +12,11 @@ export type CheckoutResult =
 	| { status: 'ok'; url: string }
 	| { status: 'error'; code: 'processor_not_configured' | 'already-subscribed' | 'server-error' }
 
+/** contract.md: a trial only for a user who has never had a subscription or a trial. */
+export function trialEligible(trialUsed: boolean, hasSubscriptionRecord: boolean) {
+	return !trialUsed && !hasSubscriptionRecord
+}
+
 /** Starts a hosted checkout for the signed-in user (contract.md "Checkout session"). */
 export async function startCheckout(user: AppUser, { plan, interval }: CheckoutRequest): Promise<CheckoutResult> {
 	const processor = stripe()
@@ -22,7 +27,7 @@ export async function startCheckout(user: AppUser, { plan, interval }: CheckoutR
 	if (current && hasSubscription(mapProcessorStatus(current.processorStatus))) {
 		return { status: 'error', code: 'already-subscribed' }
 	}
-	const trialDays = !user.trialUsed && !current ? PLAN_TABLE[plan].trialDays : 0
+	const trialDays = trialEligible(user.trialUsed, Boolean(current)) ? PLAN_TABLE[plan].trialDays : 0
 	const appUrl = env().APP_URL
 	try {
 		const customer = await ensureCustomer(processor, user)

@@ -1,0 +1,57 @@
+import { Form } from '@remix-run/react'
+import { PLAN_TABLE } from '#app/modules/billing/plans.ts'
+import type { SubscriptionState } from '#app/modules/billing/subscription-state.ts'
+
+const STATUS_LABEL: Record<SubscriptionState['status'], string> = {
+	active: 'Active',
+	trialing: 'Free trial',
+	past_due: 'Payment overdue',
+	canceled: 'Canceled',
+	none: 'No subscription',
+}
+
+export function formatDate(iso: string) {
+	return new Date(iso).toLocaleDateString('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' })
+}
+
+export function BillingSummary({ state, cancelAtPeriodEnd, busy }: { state: SubscriptionState; cancelAtPeriodEnd: boolean; busy: boolean }) {
+	const ends = state.current_period_end ? formatDate(state.current_period_end) : null
+	const endLabel = !state.has_subscription ? 'Ended' : cancelAtPeriodEnd ? 'Ends on' : state.status === 'trialing' ? 'Trial ends' : 'Renews on'
+	return (
+		<section className="card stack" aria-labelledby="billing-heading">
+			<h2 id="billing-heading">Plan and billing</h2>
+			<dl className="facts">
+				<dt>Plan</dt>
+				<dd>{PLAN_TABLE[state.plan].name}</dd>
+				<dt>Status</dt>
+				<dd>{STATUS_LABEL[state.status]}</dd>
+				<dt>Daily credits</dt>
+				<dd>{state.credits_daily.toLocaleString('en-US')}</dd>
+				{ends ? (
+					<>
+						<dt>{endLabel}</dt>
+						<dd>{ends}</dd>
+					</>
+				) : null}
+			</dl>
+			{state.status === 'past_due' ? (
+				<p className="notice notice--error">Your last payment did not go through. Update your card in Manage billing to keep your plan.</p>
+			) : null}
+			<div style={{ display: 'flex', gap: '0.75rem', flexWrap: 'wrap' }}>
+				{state.processor_customer_id ? (
+					<Form method="post">
+						<input type="hidden" name="intent" value="portal" />
+						<button className="button button--secondary" type="submit" disabled={busy}>
+							Manage billing
+						</button>
+					</Form>
+				) : null}
+				{!state.has_subscription ? (
+					<a className="button" href="/pricing">
+						See plans
+					</a>
+				) : null}
+			</div>
+		</section>
+	)
+}

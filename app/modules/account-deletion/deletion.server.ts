@@ -1,0 +1,68 @@
+import { Prisma } from '#app/generated/prisma/client.ts'
+import { db } from '#app/utils/db.server.ts'
+import { primaryEmail } from '#app/utils/identity.server.ts'
+import type { AppUser } from '#app/utils/users.server.ts'
+import type { DeletionRequestInput } from '#app/utils/validation/account.ts'
+
+// Filing an account-deletion request: one rule set for POST /api/account/delete-request and the
+// account page's danger zone. Nothing is deleted here: an administrator processes the request once
+// billing has settled (admin.server.ts).
+
+export type PendingRequest = { requestId: string; submittedAt: Date }
+
+export type DeletionResult =
+	| ({ status: 'ok' } & PendingRequest)
+	| { status: 'table-missing' }
+	| { status: 'error'; code: 'email-mismatch' | 'unauthorized' | 'identity-provider-unavailable' | 'db-error'; detail?: string }
+
+function isMissingTable(error: unknown) {
+	return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2021'
+}
+
+function isUniqueViolation(error: unknown) {
+	return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002'
+}
+
+export async function pendingDeletionRequest(userId: string): Promise<PendingRequest | null> {
+	const pending = await db().deletionRequest.findFirst({
+		where: { userId, status: 'pending' },
+		select: { id: true, submittedAt: true },
+	})
+	return pending ? { requestId: pending.id, submittedAt: pending.submittedAt } : null
+}
+
+/** Creates the pending request and its audit entry together; a concurrent twin makes us read theirs. */
+async function createPending(user: AppUser, reason: string | null): Promise<PendingRequest> {
+	try {
+		const created = await db().$transaction(async (tx) => {
+			const request = await tx.deletionRequest.create({ data: { userId: user.id, reason }, select: { id: true, submittedAt: true } })
+			await tx.deletionRequestEvent.create({ data: { requestId: request.id, action: 'filed', actor: user.clerkId } })
+			return request
+		})
+		return { requestId: created.id, submittedAt: created.submittedAt }
+	} catch (error) {
+		if (!isUniqueViolation(error)) throw error
+		const existing = await pendingDeletionRequest(user.id)
+		if (!existing) throw error
+		return existing
+	}
+}
+
+export async function fileDeletionRequest(user: AppUser, input: DeletionRequestInput): Promise<DeletionResult> {
+	const lookup = await primaryEmail(user.clerkId)
+	if (lookup.status === 'unavailable') return { status: 'error', code: 'identity-provider-unavailable' }
+	// The session is valid but the provider no longer knows the account: treat it as signed out.
+	if (lookup.status === 'unknown-user') return { status: 'error', code: 'unauthorized' }
+	if (!lookup.email || lookup.email.trim().toLowerCase() !== input.confirmEmail.trim().toLowerCase()) {
+		return { status: 'error', code: 'email-mismatch' }
+	}
+	try {
+		// Filing again while a request is pending returns that request: no second row.
+		const pending = (await pendingDeletionRequest(user.id)) ?? (await createPending(user, input.reason))
+		return { status: 'ok', ...pending }
+	} catch (error) {
+		if (isMissingTable(error)) return { status: 'table-missing' }
+		console.error(`account-deletion: storing the request of user ${user.id} failed: ${(error as Error).message}`)
+		return { status: 'error', code: 'db-error' }
+	}
+}

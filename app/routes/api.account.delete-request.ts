@@ -1,0 +1,20 @@
+import { fileDeletionRequest } from '#app/modules/account-deletion/deletion.server.ts'
+import { apiRoute } from '#app/utils/api-route.server.ts'
+import { requireApiUser } from '#app/utils/auth.server.ts'
+import { domainErrorResponse, jsonResponse, readJsonBody } from '#app/utils/http.server.ts'
+import { deletionRequestSchema } from '#app/utils/validation/account.ts'
+
+const route = apiRoute({
+	POST: async ({ request }) => {
+		const user = await requireApiUser(request)
+		const body = await readJsonBody(request, deletionRequestSchema)
+		if (!body.ok) return body.response
+		const result = await fileDeletionRequest(user, body.data)
+		if (result.status === 'table-missing') return jsonResponse({ ok: true, saved: false, table_missing: true })
+		if (result.status === 'error') return domainErrorResponse(result)
+		return jsonResponse({ ok: true, saved: true, request_id: result.requestId, submitted_at: result.submittedAt.toISOString() })
+	},
+})
+
+export const loader = route.loader
+export const action = route.action

@@ -1,0 +1,84 @@
+import { json, redirect, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
+import { useActionData, useLoaderData, useNavigation } from '@remix-run/react'
+import { PlanCard } from '#app/components/plan-card.tsx'
+import { checkoutFromForm, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
+import { PLAN_TABLE, PLANS, type Interval } from '#app/modules/billing/plans.ts'
+import { billingOverview } from '#app/modules/billing/status.server.ts'
+import { pageUserId, signInUrl } from '#app/utils/auth.server.ts'
+import { readForm } from '#app/utils/forms.server.ts'
+import { ensureUser } from '#app/utils/users.server.ts'
+
+export const meta: MetaFunction = () => [{ title: 'Plans and pricing · Callsheet' }]
+
+function intervalOf(value: string | null): Interval {
+	return value === 'year' ? 'year' : 'month'
+}
+
+export async function loader(args: LoaderFunctionArgs) {
+	const url = new URL(args.request.url)
+	const clerkId = await pageUserId(args)
+	const overview = clerkId ? await billingOverview(clerkId) : null
+	return json({
+		interval: intervalOf(url.searchParams.get('interval')),
+		canceled: url.searchParams.get('checkout') === 'canceled',
+		signedIn: Boolean(clerkId),
+		currentPlan: overview?.state.has_subscription ? overview.state.plan : null,
+		// Signed-out visitors see the trial they would get; signed-in users only if they still can.
+		trialOffered: overview ? overview.trialEligible : true,
+	})
+}
+
+export async function action(args: ActionFunctionArgs) {
+	const form = await readForm(args.request)
+	const clerkId = await pageUserId(args)
+	if (!clerkId) return redirect(signInUrl(`/pricing?interval=${intervalOf(form.get('interval'))}`), 303)
+	const user = await ensureUser(clerkId)
+	const intent = form.get('intent')
+	const result =
+		intent === 'checkout' ? await checkoutFromForm(user, form) : intent === 'portal' ? await portalFromForm(user) : { notice: 'Unknown action.', status: 400 }
+	if (result instanceof Response) return result
+	return json({ notice: result.notice }, { status: result.status })
+}
+
+export default function PricingPage() {
+	const { interval, canceled, currentPlan, trialOffered } = useLoaderData<typeof loader>()
+	const data = useActionData<typeof action>()
+	const busy = useNavigation().state !== 'idle'
+	return (
+		<div className="stack">
+			<h1>Plans and pricing</h1>
+			<p className="lead">Every plan includes every tool. Plans differ in daily credits for breakdowns, schedules and exports.</p>
+			{canceled ? (
+				<p className="notice" role="status">
+					Checkout was canceled and nothing was charged. Pick a plan whenever you are ready.
+				</p>
+			) : null}
+			{data?.notice ? (
+				<p className="notice notice--error" role="alert">
+					{data.notice}
+				</p>
+			) : null}
+			<nav aria-label="Billing period" className="segmented">
+				<a href="?interval=month" aria-current={interval === 'month' ? 'page' : undefined}>
+					Monthly
+				</a>
+				<a href="?interval=year" aria-current={interval === 'year' ? 'page' : undefined}>
+					Yearly
+				</a>
+			</nav>
+			<div className="grid">
+				{PLANS.map((id) => (
+					<PlanCard
+						key={id}
+						plan={PLAN_TABLE[id]}
+						interval={interval}
+						trialOffered={trialOffered}
+						isCurrent={currentPlan === id}
+						subscribed={currentPlan !== null}
+						busy={busy}
+					/>
+				))}
+			</div>
+		</div>
+	)
+}

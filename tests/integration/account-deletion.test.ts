@@ -1,0 +1,150 @@
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
+import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
+import { startApp, type RunningApp } from '../support/app-server.ts'
+import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
+import { postJson } from '../support/http.ts'
+import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
+
+let standIns: StandIns
+let app: RunningApp
+let databaseUrl: string
+
+beforeAll(async () => {
+	standIns = await startStandIns()
+	databaseUrl = await freshDatabaseUrl()
+	app = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env })
+})
+afterAll(async () => {
+	await app?.stop()
+	await standIns?.close()
+})
+afterEach(() => standIns.clerkApi.setMode('ok'))
+
+function userWithEmail(email: string) {
+	const id = newClerkUserId()
+	standIns.clerkApi.setUser({ id, email })
+	return id
+}
+
+const fileRequest = (target: RunningApp, userId: string, body: unknown) =>
+	postJson(`${target.url}/api/account/delete-request`, body, sessionHeaders(standIns.clerk, userId))
+
+describe('POST /api/account/delete-request', () => {
+	test('401 without a session', async () => {
+		const response = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: 'a@b.test' })
+		expect(response.status).toBe(401)
+		expect(await response.json()).toMatchObject({ code: 'unauthorized' })
+	})
+
+	test('the primary email typed back in another case and with spaces files a pending request', async () => {
+		const userId = userWithEmail('Ada.Lovelace@Example.com')
+		const response = await fileRequest(app, userId, { confirmEmail: '  ada.lovelace@EXAMPLE.com ', reason: 'Moving on' })
+		expect(response.status).toBe(200)
+		const body = await response.json()
+		expect(body).toEqual({ ok: true, saved: true, request_id: expect.any(String), submitted_at: expect.any(String) })
+		expect(body.request_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+		expect(body.submitted_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+	})
+
+	test('a different email is 400 email-mismatch', async () => {
+		const userId = userWithEmail('owner@example.com')
+		const response = await fileRequest(app, userId, { confirmEmail: 'someone.else@example.com' })
+		expect(response.status).toBe(400)
+		expect(await response.json()).toMatchObject({ code: 'email-mismatch' })
+	})
+
+	test('a user the identity provider does not know is 401', async () => {
+		const response = await fileRequest(app, newClerkUserId(), { confirmEmail: 'ghost@example.com' })
+		expect(response.status).toBe(401)
+		expect(await response.json()).toMatchObject({ code: 'unauthorized' })
+	})
+
+	test.each([['error500'], ['hang']] as const)('the identity provider answering %s is 503, never a 200', async (mode) => {
+		const userId = userWithEmail('owner@example.com')
+		standIns.clerkApi.setMode(mode)
+		const started = Date.now()
+		const response = await fileRequest(app, userId, { confirmEmail: 'owner@example.com' })
+		expect(response.status).toBe(503)
+		expect(await response.json()).toMatchObject({ code: 'identity-provider-unavailable' })
+		expect(Date.now() - started).toBeLessThan(10_000)
+	})
+
+	test.each([
+		[{ confirmEmail: 'owner@example.com', reason: 'x'.repeat(2000) }, 200],
+		[{ confirmEmail: 'owner@example.com', reason: 'x'.repeat(2001) }, 400],
+		[{ reason: 'no email' }, 400],
+		[{ confirmEmail: '   ' }, 400],
+		[{ confirmEmail: 42 }, 400],
+	] as Array<[Record<string, unknown>, number]>)('body %# → %i', async (body, expected) => {
+		const userId = userWithEmail('owner@example.com')
+		const response = await fileRequest(app, userId, body)
+		expect(response.status).toBe(expected)
+		if (expected === 400) expect(await response.json()).toMatchObject({ code: 'bad-body', issues: expect.any(Array) })
+	})
+
+	test('filing again, and filing concurrently, give one request', async () => {
+		const userId = userWithEmail('twice@example.com')
+		const body = { confirmEmail: 'twice@example.com' }
+		const first = await (await fileRequest(app, userId, body)).json()
+		const again = await (await fileRequest(app, userId, body)).json()
+		expect(again).toEqual(first)
+
+		const racer = userWithEmail('race@example.com')
+		const answers = await Promise.all(Array.from({ length: 6 }, () => fileRequest(app, racer, { confirmEmail: 'race@example.com' })))
+		const bodies = await Promise.all(answers.map((r) => r.json()))
+		expect(answers.map((r) => r.status)).toEqual(Array(6).fill(200))
+		expect(new Set(bodies.map((b) => b.request_id)).size).toBe(1)
+		expect(new Set(bodies.map((b) => b.submitted_at)).size).toBe(1)
+	})
+})
+
+describe('when the database misbehaves', () => {
+	test('table_missing: without the deletion table the answer is 200 with saved false', async () => {
+		const url = await freshDatabaseUrl()
+		await withDatabase(url, (prisma) => prisma.$executeRawUnsafe('DROP TABLE "DeletionRequest" CASCADE'))
+		const isolated = await startApp({ DATABASE_URL: url, ...standIns.env })
+		try {
+			const userId = userWithEmail('owner@example.com')
+			const response = await fileRequest(isolated, userId, { confirmEmail: 'owner@example.com' })
+			expect(response.status).toBe(200)
+			expect(await response.json()).toEqual({ ok: true, saved: false, table_missing: true })
+		} finally {
+			await isolated.stop()
+		}
+	})
+
+	test('db-error: a failing write answers 500 and nothing is half-written', async () => {
+		const url = await freshDatabaseUrl()
+		// The audit entry is the second write of the transaction: make it fail.
+		await withDatabase(url, async (prisma) => {
+			await prisma.$executeRawUnsafe(`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$`)
+			await prisma.$executeRawUnsafe(`CREATE TRIGGER refuse BEFORE INSERT ON "DeletionRequestEvent" FOR EACH ROW EXECUTE FUNCTION refuse()`)
+		})
+		const isolated = await startApp({ DATABASE_URL: url, ...standIns.env })
+		try {
+			const userId = userWithEmail('owner@example.com')
+			const response = await fileRequest(isolated, userId, { confirmEmail: 'owner@example.com' })
+			expect(response.status).toBe(500)
+			expect(await response.json()).toMatchObject({ code: 'db-error' })
+		} finally {
+			await isolated.stop()
+		}
+		const counts = await withDatabase(url, async (prisma) => [await prisma.deletionRequest.count(), await prisma.deletionRequestEvent.count()])
+		expect(counts).toEqual([0, 0])
+	})
+})
+
+describe('what was stored', () => {
+	test('one row per user, pending, with its audit entry, surviving a restart', async () => {
+		const userId = userWithEmail('durable@example.com')
+		const { request_id } = await (await fileRequest(app, userId, { confirmEmail: 'durable@example.com', reason: ' Too busy ' })).json()
+		await app.stop()
+		const stored = await withDatabase(databaseUrl, async (prisma) => ({
+			rows: await prisma.deletionRequest.findMany({ where: { user: { clerkId: userId } }, include: { events: true } }),
+		}))
+		expect(stored.rows).toHaveLength(1)
+		expect(stored.rows[0]).toMatchObject({ id: request_id, status: 'pending', reason: 'Too busy', processedAt: null })
+		expect(stored.rows[0]!.events).toMatchObject([{ action: 'filed', actor: userId }])
+		app = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env })
+	})
+})
