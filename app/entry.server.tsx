@@ -10,6 +10,7 @@ import { NonceProvider } from './utils/nonce-provider.ts'
 export { startServices, stopServices } from './utils/lifecycle.server.ts'
 export { securityHeaders } from './utils/security-headers.server.ts'
 export { crossSiteFormRefusal } from './utils/forms.server.ts'
+export * as adminCommands from './modules/account-deletion/admin.server.ts'
 
 const ABORT_DELAY = 5_000
 

@@ -9,10 +9,10 @@ export default function Home() {
 			<p className="lead">
 				Callsheet brings scripts, breakdowns, shot lists and schedules together for film and video crews.
 			</p>
-			<p>
+			<p className="actions">
 				<a className="button" href="/pricing">
 					See plans and pricing
-				</a>{' '}
+				</a>
 				<a className="button button--secondary" href="/contact">
 					Talk to us
 				</a>

@@ -1,4 +1,5 @@
-import { SignIn } from '@clerk/remix'
+import { ClerkLoaded, ClerkLoading, SignIn } from '@clerk/remix'
+import { useEffect, useState } from 'react'
 import type { MetaFunction } from '@remix-run/node'
 import { useRouteLoaderData } from '@remix-run/react'
 
@@ -14,11 +15,32 @@ export default function SignInPage() {
 					<noscript>
 						<p className="notice">Signing in needs JavaScript. Please enable it and reload this page.</p>
 					</noscript>
-					<SignIn routing="path" path="/sign-in" />
+					<ClerkLoading>
+						<SlowSignInNotice />
+					</ClerkLoading>
+					<ClerkLoaded>
+						<SignIn routing="path" path="/sign-in" />
+					</ClerkLoaded>
 				</>
 			) : (
 				<p className="notice">Sign-in is not configured on this server, so accounts are not available here.</p>
 			)}
 		</div>
+	)
+}
+
+/** While the sign-in service loads, say so; if it does not come, say what to do instead of showing nothing. */
+function SlowSignInNotice() {
+	const [slow, setSlow] = useState(false)
+	useEffect(() => {
+		const timer = setTimeout(() => setSlow(true), 6_000)
+		return () => clearTimeout(timer)
+	}, [])
+	return (
+		<p className={`notice${slow ? ' notice--error' : ''}`} role="status">
+			{slow
+				? 'The sign-in service is not responding. Check your connection and reload this page, or contact support if it keeps happening.'
+				: 'Loading sign-in…'}
+		</p>
 	)
 }

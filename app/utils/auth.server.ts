@@ -77,3 +77,10 @@ export async function requirePageUser(args: { request: Request; context: AppLoad
 	}
 	return ensureUser(clerkId)
 }
+
+/** Admin pages exist only for ADMIN_USER_IDS: everyone else, signed in or not, gets a plain 404. */
+export async function requireAdmin(args: { request: Request; context: AppLoadContext; params: Params }) {
+	const clerkId = await pageUserId(args)
+	if (!clerkId || !env().ADMIN_USER_IDS.has(clerkId)) throw new Response('Not Found', { status: 404 })
+	return clerkId
+}

@@ -23,9 +23,10 @@ export interface E2EClerkKeys {
 	publishableKey: string
 }
 
-export const CHROMIUM_PATH = '/usr/bin/chromium'
+/** Debian's Chromium (no browser download is possible here); CHROMIUM_PATH overrides it, as in scripts/test.js. */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
 export const chromiumAvailable = existsSync(CHROMIUM_PATH)
-export const CHROMIUM_MISSING_MESSAGE = `Chromium not found at ${CHROMIUM_PATH} (install Debian's "chromium" package); browser journeys are skipped.`
+export const CHROMIUM_MISSING_MESSAGE = `Chromium not found at ${CHROMIUM_PATH} (install Debian's "chromium" package, or set CHROMIUM_PATH); browser journeys are skipped.`
 
 function required(name: string): string {
 	const value = process.env[name]

@@ -102,30 +102,14 @@ export async function signIn(
 /**
  * Runs axe on the page and fails listing every 'serious' or 'critical' violation.
  *
- * Pass `javaScriptEnabled: false` from a `test.use({ javaScriptEnabled: false })` test: axe runs as
- * page script, which Chromium refuses there (page.evaluate hangs). The page is already parsed the
- * no-JS way (its <noscript> content is in the DOM, its scripts skipped), so script execution is
- * switched back on only while axe runs, through the same DevTools command Playwright uses.
+ * Pass `javaScriptEnabled: false` from a `test.use({ javaScriptEnabled: false })` test: axe cannot
+ * run in such a page, so it runs on a script-free replica of it (see axeOnNoJavaScriptReplica).
  */
 export async function expectNoSeriousA11yViolations(
 	page: Page,
 	opts: { exclude?: string[]; javaScriptEnabled?: boolean } = {},
 ): Promise<void> {
-	let builder = new AxeBuilder({ page })
-	for (const selector of opts.exclude ?? []) builder = builder.exclude(selector)
-	let violations: Awaited<ReturnType<AxeBuilder['analyze']>>['violations']
-	if (opts.javaScriptEnabled === false) {
-		const cdp = await page.context().newCDPSession(page)
-		await cdp.send('Emulation.setScriptExecutionDisabled', { value: false })
-		try {
-			;({ violations } = await builder.analyze())
-		} finally {
-			await cdp.send('Emulation.setScriptExecutionDisabled', { value: true })
-			await cdp.detach()
-		}
-	} else {
-		;({ violations } = await builder.analyze())
-	}
+	const violations = opts.javaScriptEnabled === false ? await axeOnNoJavaScriptReplica(page, opts.exclude ?? []) : await axeViaBuilder(page, opts.exclude ?? [])
 	const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
 	const report = serious
 		.map((v) => {
@@ -138,6 +122,50 @@ export async function expectNoSeriousA11yViolations(
 		})
 		.join('\n')
 	expect(serious, `serious/critical accessibility violations on ${page.url()}:\n${report}`).toEqual([])
+}
+
+type AxeViolation = Awaited<ReturnType<AxeBuilder['analyze']>>['violations'][number]
+
+async function axeViaBuilder(page: Page, exclude: string[]): Promise<AxeViolation[]> {
+	let builder = new AxeBuilder({ page })
+	for (const selector of exclude) builder = builder.exclude(selector)
+	return (await builder.analyze()).violations
+}
+
+/**
+ * Chromium with JavaScript off runs no page script at all: page.evaluate (hence AxeBuilder) hangs
+ * because the page's script context is never created, and even the DevTools protocol's
+ * Runtime.evaluate gets no timers (axe needs them). So axe runs on a replica: the same URL and
+ * cookies in a fresh JavaScript-enabled context whose document is served without its <script>
+ * elements and with its <noscript> wrappers removed (their content shown, as a no-JS browser does).
+ */
+async function axeOnNoJavaScriptReplica(page: Page, exclude: string[]): Promise<AxeViolation[]> {
+	const source = page.context()
+	const browser = source.browser()
+	if (!browser) throw new Error('axe without JavaScript needs a page from a launched browser')
+	const url = page.url()
+	const appOrigin = new URL(url).origin
+	const replica = await browser.newContext({ viewport: page.viewportSize(), javaScriptEnabled: true })
+	try {
+		await replica.addCookies(await source.cookies())
+		await replica.route('**/*', async (route) => {
+			const request = route.request()
+			if (new URL(request.url()).origin !== appOrigin || request.resourceType() === 'script') {
+				return route.abort('blockedbyclient')
+			}
+			if (request.resourceType() !== 'document') return route.continue()
+			const response = await route.fetch()
+			const html = (await response.text())
+				.replace(/<script\b[\s\S]*?<\/script\s*>/gi, '')
+				.replace(/<\/?noscript\b[^>]*>/gi, '')
+			return route.fulfill({ response, body: html })
+		})
+		const replicaPage = await replica.newPage()
+		await replicaPage.goto(url)
+		return await axeViaBuilder(replicaPage, exclude)
+	} finally {
+		await replica.close()
+	}
 }
 
 export const VIEWPORTS = {

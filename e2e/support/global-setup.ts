@@ -3,7 +3,7 @@
 // worker needs to it through process.env (workers inherit the runner's environment).
 // The function it returns is the global teardown.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -72,6 +72,10 @@ function startServer(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
 	child.stdout?.pipe(log, { end: false })
 	child.stderr?.pipe(log, { end: false })
 	child.once('exit', () => log.end())
+	// If the runner dies without running the teardown, do not leave the server behind.
+	const killOnExit = () => child.kill('SIGKILL')
+	process.once('exit', killOnExit)
+	child.once('exit', () => process.removeListener('exit', killOnExit))
 
 	return new Promise((resolve, reject) => {
 		let settled = false
@@ -102,6 +106,9 @@ function startServer(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
 }
 
 export default async function globalSetup(_config: FullConfig): Promise<() => Promise<void>> {
+	if (!existsSync(path.join(projectRoot, 'build/server/index.js'))) {
+		throw new Error('[e2e] no server build at build/server/index.js: run `npm run build` first (the journeys test the production build).')
+	}
 	const tempDir = mkdtempSync(path.join(os.tmpdir(), 'callsheet-e2e-'))
 	let standIns: StandIns | undefined
 	let server: ChildProcess | undefined

@@ -1,0 +1,68 @@
+import { db } from '#app/utils/db.server.ts'
+import { hasSubscription, mapProcessorStatus, subscriptionState, type SubscriptionState } from '#app/modules/billing/subscription-state.ts'
+
+// The administrator's side of deletion requests, shared by /admin/deletion-requests and
+// `npm run admin`. Every state change is kept as a DeletionRequestEvent (who, what, when).
+
+export type PendingForAdmin = {
+	requestId: string
+	clerkId: string
+	submittedAt: Date
+	reason: string | null
+	subscription: SubscriptionState
+}
+
+export async function listPendingDeletionRequests(): Promise<PendingForAdmin[]> {
+	const rows = await db().deletionRequest.findMany({
+		where: { status: 'pending' },
+		orderBy: { submittedAt: 'asc' },
+		select: {
+			id: true,
+			submittedAt: true,
+			reason: true,
+			user: { select: { clerkId: true, stripeCustomerId: true, subscription: { select: { plan: true, processorStatus: true, currentPeriodEnd: true } } } },
+		},
+	})
+	return rows.map((row) => ({
+		requestId: row.id,
+		clerkId: row.user.clerkId,
+		submittedAt: row.submittedAt,
+		reason: row.reason,
+		subscription: subscriptionState(row.user.stripeCustomerId, row.user.subscription),
+	}))
+}
+
+export type ProcessResult =
+	| { status: 'ok'; processedAt: Date }
+	| { status: 'error'; code: 'not-found' | 'already-processed' | 'still-subscribed' }
+
+/** Marks a pending request processed, refused while the processor still bills the user. */
+export async function markDeletionRequestProcessed(requestId: string, adminId: string): Promise<ProcessResult> {
+	if (!/^[0-9a-f-]{36}$/i.test(requestId)) return { status: 'error', code: 'not-found' }
+	return db().$transaction(async (tx) => {
+		const request = await tx.deletionRequest.findUnique({
+			where: { id: requestId },
+			select: { status: true, user: { select: { subscription: { select: { processorStatus: true } } } } },
+		})
+		if (!request) return { status: 'error', code: 'not-found' } as const
+		if (request.status !== 'pending') return { status: 'error', code: 'already-processed' } as const
+		const processorStatus = request.user.subscription?.processorStatus
+		if (processorStatus && hasSubscription(mapProcessorStatus(processorStatus))) {
+			await tx.deletionRequestEvent.create({ data: { requestId, action: 'process-refused-subscribed', actor: adminId } })
+			return { status: 'error', code: 'still-subscribed' } as const
+		}
+		const processedAt = new Date()
+		// Conditional on still pending: two administrators clicking at once record one processing.
+		const updated = await tx.deletionRequest.updateMany({
+			where: { id: requestId, status: 'pending' },
+			data: { status: 'processed', processedAt, processedBy: adminId },
+		})
+		if (updated.count === 0) return { status: 'error', code: 'already-processed' } as const
+		await tx.deletionRequestEvent.create({ data: { requestId, action: 'processed', actor: adminId, at: processedAt } })
+		return { status: 'ok', processedAt } as const
+	})
+}
+
+export async function deletionRequestHistory(requestId: string) {
+	return db().deletionRequestEvent.findMany({ where: { requestId }, orderBy: { at: 'asc' }, select: { action: true, actor: true, at: true } })
+}

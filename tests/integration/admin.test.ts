@@ -1,0 +1,122 @@
+import { spawnSync } from 'node:child_process'
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
+import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
+import { startApp, type RunningApp } from '../support/app-server.ts'
+import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
+import { postForm, postJson } from '../support/http.ts'
+import { projectRoot } from '../support/project.ts'
+import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
+
+let standIns: StandIns
+let app: RunningApp
+let databaseUrl: string
+const adminId = newClerkUserId()
+
+beforeAll(async () => {
+	standIns = await startStandIns()
+	databaseUrl = await freshDatabaseUrl()
+	app = await startApp({ DATABASE_URL: databaseUrl, ADMIN_USER_IDS: `user_other, ${adminId}`, ...standIns.env })
+	standIns.stripe.setWebhookUrl(`${app.url}/api/billing/webhook`)
+})
+afterAll(async () => {
+	await app?.stop()
+	await standIns?.close()
+})
+
+const auth = (userId: string) => sessionHeaders(standIns.clerk, userId)
+const adminPage = (userId?: string) => fetch(`${app.url}/admin/deletion-requests`, { headers: userId ? auth(userId) : {} })
+const markProcessed = (requestId: string, userId = adminId) =>
+	postForm(`${app.url}/admin/deletion-requests`, { intent: 'mark-processed', requestId }, { ...auth(userId), Origin: app.url })
+
+async function userWithRequest({ subscribe }: { subscribe: boolean }) {
+	const userId = newClerkUserId()
+	standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
+	let subscriptionId: string | undefined
+	if (subscribe) {
+		const { url } = await (await postJson(`${app.url}/api/billing/checkout`, { plan: 'team' }, auth(userId))).json()
+		const sessionId = url.split('/').pop()
+		await fetch(`${standIns.stripe.url}/checkout/${sessionId}/pay`, { method: 'POST', redirect: 'manual' })
+		const customer = standIns.stripe.checkoutParams(sessionId)!.customer
+		subscriptionId = String(standIns.stripe.store.all('subscription').find((s) => s.customer === customer)!.id)
+	}
+	const filed = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${userId}@example.com` }, auth(userId))
+	const { request_id } = await filed.json()
+	return { userId, requestId: request_id as string, subscriptionId }
+}
+
+describe('/admin/deletion-requests', () => {
+	test('is a 404 for visitors and for signed-in users who are not administrators', async () => {
+		expect((await adminPage()).status).toBe(404)
+		expect((await adminPage(newClerkUserId())).status).toBe(404)
+		expect((await markProcessed('00000000-0000-0000-0000-000000000000', newClerkUserId())).status).toBe(404)
+	})
+
+	test('lists pending requests oldest first, with subscription state and customer id', async () => {
+		const first = await userWithRequest({ subscribe: false })
+		const second = await userWithRequest({ subscribe: true })
+		const response = await adminPage(adminId)
+		expect(response.status).toBe(200)
+		const html = await response.text()
+		expect(html.indexOf(first.userId)).toBeGreaterThan(-1)
+		expect(html.indexOf(first.userId)).toBeLessThan(html.indexOf(second.userId))
+		expect(html).toMatch(/Team · trialing/)
+		expect(html).toMatch(/cus_/)
+	})
+
+	test('processing is refused while subscribed and allowed after cancellation, with an audit trail', async () => {
+		const { requestId, subscriptionId } = await userWithRequest({ subscribe: true })
+		const refused = await markProcessed(requestId)
+		expect(refused.status).toBe(409)
+		expect(await refused.text()).toContain('still has an active, trialing or past-due subscription')
+
+		const canceled = standIns.stripe.setSubscriptionStatus(subscriptionId!, 'canceled')
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))).status).toBe(200)
+		const done = await markProcessed(requestId)
+		expect(done.status).toBe(200)
+		expect(await done.text()).toContain('Marked processed.')
+		expect((await markProcessed(requestId)).status).toBe(409)
+
+		if (inject('databaseKind') === 'postgres') {
+			const stored = await withDatabase(databaseUrl, (prisma) =>
+				prisma.deletionRequest.findUniqueOrThrow({ where: { id: requestId }, include: { events: { orderBy: { at: 'asc' } } } }),
+			)
+			expect(stored).toMatchObject({ status: 'processed', processedBy: adminId })
+			expect(stored.processedAt).toBeInstanceOf(Date)
+			expect(stored.events.map((e) => [e.action, e.actor])).toEqual([
+				['filed', expect.stringMatching(/^user_/)],
+				['process-refused-subscribed', adminId],
+				['processed', adminId],
+			])
+		}
+	})
+})
+
+describe('npm run admin', () => {
+	const admin = (...args: string[]) =>
+		spawnSync(process.execPath, ['scripts/admin.js', ...args], {
+			cwd: projectRoot,
+			env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: databaseUrl },
+			encoding: 'utf8',
+			timeout: 60_000,
+		})
+
+	test('lists and processes requests from the command line, keeping the history', async () => {
+		const { requestId } = await userWithRequest({ subscribe: false })
+		if (inject('databaseKind') === 'embedded') {
+			// One process at a time on the embedded database: the CLI says so while the server runs.
+			const refused = admin('list')
+			expect(refused.status).toBe(1)
+			expect(refused.stderr).toMatch(/already in use by process \d+/)
+			await app.stop()
+		}
+		const list = admin('list')
+		expect(list.status).toBe(0)
+		expect(list.stdout).toContain(requestId)
+		const processed = admin('process', requestId, '--as', 'ops@example.com')
+		expect(processed.stdout + processed.stderr).toContain(`Processed ${requestId} as ops@example.com`)
+		expect(processed.status).toBe(0)
+		const history = admin('history', requestId)
+		expect(history.stdout).toMatch(/filed[\s\S]*processed\s+by ops@example.com/)
+		expect(admin('nonsense').status).toBe(2)
+	})
+})
