@@ -11,6 +11,16 @@ export { startServices, stopServices } from './utils/lifecycle.server.ts'
 export { securityHeaders } from './utils/security-headers.server.ts'
 export { crossSiteFormRefusal } from './utils/forms.server.ts'
 export * as adminCommands from './modules/account-deletion/admin.server.ts'
+export { syncBillingCatalog } from './modules/billing/catalog-sync.server.ts'
+export { stripe } from './utils/stripe.server.ts'
+export { initEnv } from './utils/env.server.ts'
+
+// Stock `remix-serve` (the benchmark's anchor) knows nothing of start-up: with CALLSHEET_AUTOSTART=1
+// the build connects the database itself when it is imported. Our own server never sets it.
+if (process.env.CALLSHEET_AUTOSTART === '1') {
+	const { startServices } = await import('./utils/lifecycle.server.ts')
+	await startServices({ projectRoot: process.cwd() })
+}
 
 const ABORT_DELAY = 5_000
 

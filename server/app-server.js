@@ -61,6 +61,20 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			)
 		}
 	})
+	// Requests node:http rejects before any handler runs (malformed, header block over 16 KiB) still get
+	// a JSON answer, as every /api/* client expects.
+	server.on('clientError', (error, socket) => {
+		if (!socket.writable || error.code === 'ECONNRESET') return socket.destroy()
+		const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
+		const body = JSON.stringify({
+			error: tooLarge ? 'The request headers are too large.' : 'The request is malformed.',
+			code: 'bad-body',
+		})
+		socket.end(
+			`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+				`Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+		)
+	})
 	server.keepAliveTimeout = 65_000
 	server.headersTimeout = 66_000
 	server.requestTimeout = 30_000

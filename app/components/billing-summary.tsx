@@ -1,4 +1,4 @@
-import { Form } from '@remix-run/react'
+import { ManageBillingButton } from './manage-billing-button.tsx'
 import { PLAN_TABLE } from '#app/modules/billing/plans.ts'
 import type { SubscriptionState } from '#app/modules/billing/subscription-state.ts'
 
@@ -39,12 +39,7 @@ export function BillingSummary({ state, cancelAtPeriodEnd, busy }: { state: Subs
 			) : null}
 			<div style={{ display: 'flex', gap: '0.75rem', flexWrap: 'wrap' }}>
 				{state.processor_customer_id ? (
-					<Form method="post">
-						<input type="hidden" name="intent" value="portal" />
-						<button className="button button--secondary" type="submit" disabled={busy}>
-							Manage billing
-						</button>
-					</Form>
+					<ManageBillingButton busy={busy} />
 				) : null}
 				{!state.has_subscription ? (
 					<a className="button" href="/pricing">

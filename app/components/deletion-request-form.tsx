@@ -1,5 +1,5 @@
 import { Form } from '@remix-run/react'
-import { useState } from 'react'
+import { useEffect, useRef, useState } from 'react'
 import { DELETION_REASON_MAX } from '#app/utils/validation/account.ts'
 import { formatDate } from './billing-summary.tsx'
 import { TextAreaField, TextField } from './field.tsx'
@@ -13,6 +13,13 @@ type Props = {
 
 export function DeletionRequestSection({ pending, errors, values, busy }: Props) {
 	const [reasonLength, setReasonLength] = useState((values.reason ?? '').length)
+	const formRef = useRef<HTMLFormElement>(null)
+	// After a refused submit, focus the field to fix, as the contact form does.
+	useEffect(() => {
+		const field = errors.confirmEmail ? 'confirmEmail' : errors.reason ? 'reason' : null
+		const target = field ? formRef.current?.elements.namedItem(field) : null
+		if (target instanceof HTMLElement) target.focus()
+	}, [errors])
 	return (
 		<section className="card stack danger" aria-labelledby="deletion-heading">
 			<h2 id="deletion-heading">Delete your account</h2>
@@ -28,7 +35,7 @@ export function DeletionRequestSection({ pending, errors, values, busy }: Props)
 						has ended and payments are settled, then deletes your account and its data. Cancel your subscription in
 						Manage billing first.
 					</p>
-					<Form method="post" noValidate className="stack" aria-label="Request account deletion">
+					<Form method="post" noValidate ref={formRef} className="stack" aria-label="Request account deletion">
 						<input type="hidden" name="intent" value="delete-request" />
 						<TextField
 							name="confirmEmail"

@@ -1,4 +1,5 @@
 import { Form } from '@remix-run/react'
+import { ManageBillingButton } from './manage-billing-button.tsx'
 import type { Interval, PlanDetails } from '#app/modules/billing/plans.ts'
 
 type Props = {
@@ -36,12 +37,7 @@ export function PlanCard({ plan, interval, trialOffered, isCurrent, subscribed, 
 				<p className="plan__action field__hint">Included with every account.</p>
 			) : subscribed ? (
 				isCurrent ? (
-					<Form method="post">
-						<input type="hidden" name="intent" value="portal" />
-						<button className="button button--secondary" type="submit" disabled={busy}>
-							Manage billing
-						</button>
-					</Form>
+					<ManageBillingButton busy={busy} />
 				) : (
 					<p className="plan__action field__hint">Switch plans from Manage billing.</p>
 				)

@@ -32,6 +32,7 @@ const DELETION_MESSAGES = {
 	unauthorized: { form: 'Your session has ended. Please sign in again.' },
 	'identity-provider-unavailable': { form: 'We could not check your email just now. Nothing was filed: please try again in a moment.' },
 	'db-error': { form: 'We could not save your request. Nothing was filed: please try again in a moment.' },
+	'rate-limited': { form: 'Too many attempts in a short time. Please wait a minute and try again.' },
 } as const
 
 export async function action(args: ActionFunctionArgs) {
@@ -54,7 +55,8 @@ export async function action(args: ActionFunctionArgs) {
 		return json({ notice: 'Account deletion is not available on this server yet. Please contact support.', errors: {}, values }, { status: 503 })
 	}
 	const message: Record<string, string> = DELETION_MESSAGES[result.code]
-	return json({ notice: message.form ?? null, errors: message, values }, { status: result.code === 'email-mismatch' ? 400 : 500 })
+	const status = { 'email-mismatch': 400, unauthorized: 401, 'rate-limited': 429, 'identity-provider-unavailable': 503, 'db-error': 500 }[result.code]
+	return json({ notice: message.form ?? null, errors: message, values }, { status })
 }
 
 export default function AccountPage() {

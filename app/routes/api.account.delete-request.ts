@@ -14,7 +14,8 @@ const route = apiRoute({
 		if (result.status === 'error') return domainErrorResponse(result)
 		return jsonResponse({ ok: true, saved: true, request_id: result.requestId, submitted_at: result.submittedAt.toISOString() })
 	},
-})
+	// The database failing anywhere on this route (the user row included) is the contract's db-error.
+}, { failureCode: 'db-error' })
 
 export const loader = route.loader
 export const action = route.action

@@ -1,15 +1,15 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from '@remix-run/node'
-import { errorResponse } from './http.server.ts'
+import { errorResponse, type ErrorCode } from './http.server.ts'
 
 type Handler = (args: ActionFunctionArgs | LoaderFunctionArgs) => Promise<Response> | Response
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 
 /**
  * Turns a map of method → handler into Remix's loader and action, so that every /api/* route answers
- * JSON for wrong methods (405 with Allow) and for unexpected errors (500 server-error, logged, with no
+ * JSON for wrong methods (405 with Allow) and for unexpected errors (500 `failureCode`, logged, with no
  * stack trace in the body).
  */
-export function apiRoute(handlers: Partial<Record<Method, Handler>>) {
+export function apiRoute(handlers: Partial<Record<Method, Handler>>, { failureCode = 'server-error' }: { failureCode?: ErrorCode } = {}) {
 	const allowed = Object.keys(handlers) as Method[]
 	if (allowed.includes('GET')) allowed.push('HEAD' as Method)
 	const allow = allowed.join(', ')
@@ -23,7 +23,7 @@ export function apiRoute(handlers: Partial<Record<Method, Handler>>) {
 		} catch (error) {
 			if (error instanceof Response) return error
 			console.error(`${args.request.method} ${new URL(args.request.url).pathname} failed:`, error)
-			return errorResponse('server-error')
+			return errorResponse(failureCode)
 		}
 	}
 	return { loader: dispatch, action: dispatch }

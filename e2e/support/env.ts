@@ -10,7 +10,14 @@ export const E2E_ENV = {
 	standInEnv: 'E2E_STAND_IN_ENV',
 	/** Path of the server's stdout+stderr log for this run. */
 	serverLog: 'E2E_SERVER_LOG',
+	/** Origin of the loopback control server (support/control-server.ts), e.g. http://127.0.0.1:41235. */
+	controlUrl: 'E2E_CONTROL_URL',
+	/** Bearer token the control server requires. */
+	controlToken: 'E2E_CONTROL_TOKEN',
 } as const
+
+/** The one Clerk user id the server gets as ADMIN_USER_IDS: `signIn(page, E2E_ADMIN_USER_ID)` for admin pages. */
+export const E2E_ADMIN_USER_ID = 'user_e2e_admin'
 
 export interface E2EClerkKeys {
 	/** PKCS8 PEM of the RSA-2048 private key. */
@@ -38,6 +45,14 @@ function required(name: string): string {
 
 export function e2eBaseUrl(): string {
 	return required(E2E_ENV.baseUrl)
+}
+
+/** Origin of the fake Stripe (hosted Checkout and portal pages live there). */
+export function e2eStripeOrigin(): string {
+	const env = JSON.parse(required(E2E_ENV.standInEnv)) as Record<string, string>
+	const url = env.STRIPE_API_URL
+	if (!url) throw new Error(`${E2E_ENV.standInEnv} has no STRIPE_API_URL`)
+	return new URL(url).origin
 }
 
 export function e2eClerkKeys(): E2EClerkKeys {

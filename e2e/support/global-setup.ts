@@ -10,7 +10,8 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FullConfig } from '@playwright/test'
 import { startStandIns, type StandIns } from '../../tests/mocks/serve-all.ts'
-import { E2E_ENV, type E2EClerkKeys } from './env.ts'
+import { startControlServer, type ControlServer } from './control-server.ts'
+import { E2E_ADMIN_USER_ID, E2E_ENV, type E2EClerkKeys } from './env.ts'
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const SERVER_READY_TIMEOUT_MS = 90_000
@@ -112,9 +113,11 @@ export default async function globalSetup(_config: FullConfig): Promise<() => Pr
 	const tempDir = mkdtempSync(path.join(os.tmpdir(), 'callsheet-e2e-'))
 	let standIns: StandIns | undefined
 	let server: ChildProcess | undefined
+	let control: ControlServer | undefined
 
 	const teardown = async () => {
 		await stopServer(server)
+		await control?.close()
 		await standIns?.close()
 		rmSync(tempDir, { recursive: true, force: true })
 	}
@@ -123,7 +126,9 @@ export default async function globalSetup(_config: FullConfig): Promise<() => Pr
 		const port = await freePort()
 		// The browser must use exactly this origin: the app checks it (APP_URL, Clerk authorizedParties).
 		const baseURL = `http://127.0.0.1:${port}`
+		// With appUrl, the fake Stripe posts hosted-checkout payments' events to ${baseURL}/api/billing/webhook.
 		standIns = await startStandIns({ appUrl: baseURL })
+		control = await startControlServer(standIns)
 
 		const started = Date.now()
 		server = await startServer({
@@ -133,6 +138,10 @@ export default async function globalSetup(_config: FullConfig): Promise<() => Pr
 			PORT: String(port),
 			APP_URL: baseURL,
 			DATABASE_URL: `file:${path.join(tempDir, 'pglite')}`,
+			ADMIN_USER_IDS: E2E_ADMIN_USER_ID,
+			// Rate limits count in the server's memory, so every run starts from zero (a REDIS_URL
+			// inherited from the shell would carry counts over between runs).
+			REDIS_URL: '',
 		})
 		console.log(`[e2e] app serving on ${baseURL} after ${((Date.now() - started) / 1000).toFixed(1)} s (log: ${path.relative(projectRoot, SERVER_LOG)})`)
 
@@ -148,6 +157,8 @@ export default async function globalSetup(_config: FullConfig): Promise<() => Pr
 		process.env[E2E_ENV.clerkKeys] = JSON.stringify(keys)
 		process.env[E2E_ENV.standInEnv] = JSON.stringify(standIns.env)
 		process.env[E2E_ENV.serverLog] = SERVER_LOG
+		process.env[E2E_ENV.controlUrl] = control.url
+		process.env[E2E_ENV.controlToken] = control.token
 	} catch (error) {
 		await teardown()
 		throw error

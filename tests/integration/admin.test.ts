@@ -95,7 +95,7 @@ describe('npm run admin', () => {
 	const admin = (...args: string[]) =>
 		spawnSync(process.execPath, ['scripts/admin.js', ...args], {
 			cwd: projectRoot,
-			env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: databaseUrl },
+			env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', DATABASE_URL: databaseUrl },
 			encoding: 'utf8',
 			timeout: 60_000,
 		})

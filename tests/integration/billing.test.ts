@@ -153,6 +153,17 @@ describe('POST /api/billing/checkout', () => {
 		expect((params.subscription_data as Record<string, unknown>).trial_period_days).toBeUndefined()
 	})
 
+	test('more than 10 checkouts a minute by one user are 429 with Retry-After; other users are unaffected', async () => {
+		const userId = newClerkUserId()
+		const statuses: number[] = []
+		for (let i = 0; i < 11; i++) statuses.push((await checkout(userId, { plan: 'solo' })).status)
+		expect(statuses).toEqual([...Array(10).fill(200), 429])
+		const limited = await checkout(userId, { plan: 'solo' })
+		expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+		expect(await limited.json()).toMatchObject({ code: 'rate-limited' })
+		expect((await checkout(newClerkUserId(), { plan: 'solo' })).status).toBe(200)
+	})
+
 	test('the processor failing answers 500 server-error, and a retry then works', async () => {
 		const userId = newClerkUserId()
 		standIns.stripe.setMode('error500')
@@ -188,6 +199,17 @@ describe('POST /api/billing/webhook', () => {
 		// A tampered body under a valid signature header fails too.
 		const signed = standIns.stripe.signEvent(event)
 		expect((await webhook(signed.payload.replace('"active"', '"canceled"').replace('"trialing"', '"canceled"'), signed.header)).status).toBe(400)
+	})
+
+	test('a stale signature timestamp is 400, and a huge payload is 413', async () => {
+		const { customer } = await subscribedUser()
+		const event = standIns.stripe.makeEvent('customer.subscription.updated', standIns.stripe.store.get(subscriptionIdFor(customer))!)
+		const stale = standIns.stripe.signEvent(event, { timestamp: Math.floor(Date.now() / 1000) - 3600 })
+		expect((await webhook(stale.payload, stale.header)).status).toBe(400)
+		const huge = standIns.stripe.signEvent({ ...event, data: { object: { ...event.data.object, padding: 'x'.repeat(100 * 1024) } } } as typeof event)
+		const response = await webhook(huge.payload, huge.header)
+		expect(response.status).toBe(413)
+		expect(await response.json()).toMatchObject({ code: 'payload-too-large' })
 	})
 
 	test('a replayed event changes nothing', async () => {

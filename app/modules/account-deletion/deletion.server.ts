@@ -1,4 +1,5 @@
 import { Prisma } from '#app/generated/prisma/client.ts'
+import { deletionLimiter } from '#app/utils/abuse-limits.server.ts'
 import { db } from '#app/utils/db.server.ts'
 import { primaryEmail } from '#app/utils/identity.server.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
@@ -14,6 +15,7 @@ export type DeletionResult =
 	| ({ status: 'ok' } & PendingRequest)
 	| { status: 'table-missing' }
 	| { status: 'error'; code: 'email-mismatch' | 'unauthorized' | 'identity-provider-unavailable' | 'db-error'; detail?: string }
+	| { status: 'error'; code: 'rate-limited'; retryAfterSeconds: number }
 
 function isMissingTable(error: unknown) {
 	return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2021'
@@ -49,6 +51,9 @@ async function createPending(user: AppUser, reason: string | null): Promise<Pend
 }
 
 export async function fileDeletionRequest(user: AppUser, input: DeletionRequestInput): Promise<DeletionResult> {
+	// Each attempt costs a call to the identity provider: limit attempts per user.
+	const limit = await deletionLimiter.consume(user.id)
+	if (!limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
 	const lookup = await primaryEmail(user.clerkId)
 	if (lookup.status === 'unavailable') return { status: 'error', code: 'identity-provider-unavailable' }
 	// The session is valid but the provider no longer knows the account: treat it as signed out.

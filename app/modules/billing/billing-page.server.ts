@@ -15,6 +15,7 @@ const NOTICES = {
 	'already-subscribed': { notice: 'You already have a subscription. Change plans from Manage billing.', status: 409 },
 	'no-customer': { notice: 'There is no billing account yet: choose a plan first.', status: 404 },
 	'bad-body': { notice: 'Please choose one of the plans below.', status: 400 },
+	'rate-limited': { notice: 'That was a lot of clicks in a short time. Please wait a minute and try again.', status: 429 },
 } as const
 
 export async function checkoutFromForm(user: AppUser, form: URLSearchParams): Promise<Response | BillingNotice> {

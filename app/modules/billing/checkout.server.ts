@@ -1,3 +1,4 @@
+import { checkoutLimiter } from '#app/utils/abuse-limits.server.ts'
 import { db } from '#app/utils/db.server.ts'
 import { env } from '#app/utils/env.server.ts'
 import { stripe } from '#app/utils/stripe.server.ts'
@@ -11,6 +12,7 @@ import { hasSubscription, mapProcessorStatus } from './subscription-state.ts'
 export type CheckoutResult =
 	| { status: 'ok'; url: string }
 	| { status: 'error'; code: 'processor_not_configured' | 'already-subscribed' | 'server-error' }
+	| { status: 'error'; code: 'rate-limited'; retryAfterSeconds: number }
 
 /** contract.md: a trial only for a user who has never had a subscription or a trial. */
 export function trialEligible(trialUsed: boolean, hasSubscriptionRecord: boolean) {
@@ -21,6 +23,8 @@ export function trialEligible(trialUsed: boolean, hasSubscriptionRecord: boolean
 export async function startCheckout(user: AppUser, { plan, interval }: CheckoutRequest): Promise<CheckoutResult> {
 	const processor = stripe()
 	if (!processor) return { status: 'error', code: 'processor_not_configured' }
+	const limit = await checkoutLimiter.consume(user.id)
+	if (!limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
 
 	const current = await db().subscription.findUnique({ where: { userId: user.id }, select: { processorStatus: true } })
 	// Plan changes go through the customer portal, never through a second subscription.

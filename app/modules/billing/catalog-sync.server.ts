@@ -1,0 +1,101 @@
+import type Stripe from 'stripe'
+import { lookupKey, PAID_PLANS, PLAN_TABLE, INTERVALS, type Interval, type PaidPlan } from './plans.ts'
+
+// `npm run billing:sync`: makes the processor's catalogue match the plan table, idempotently. Each
+// plan is a product with a fixed id (`callsheet_<plan>`); each plan × interval a recurring USD price
+// with lookup key `<plan>_<interval>`. A price whose amount changed is replaced: the new price takes
+// the lookup key over (transfer_lookup_key) and the old one is archived, as Stripe prices are
+// immutable. Finally the customer portal is configured for plan switches and cancellation.
+
+export type SyncReport = { created: string[]; updated: string[]; unchanged: string[] }
+
+const productId = (plan: PaidPlan) => `callsheet_${plan}`
+const cents = (plan: PaidPlan, interval: Interval) =>
+	(interval === 'year' ? PLAN_TABLE[plan].yearlyPrice : PLAN_TABLE[plan].monthlyPrice) * 100
+
+async function syncProduct(stripe: Stripe, plan: PaidPlan, report: SyncReport) {
+	const id = productId(plan)
+	const name = `Callsheet ${PLAN_TABLE[plan].name}`
+	const existing = await stripe.products.retrieve(id).catch((error: { statusCode?: number }) => {
+		if (error.statusCode === 404) return null
+		throw error
+	})
+	if (!existing) {
+		await stripe.products.create({ id, name, metadata: { plan } }, { idempotencyKey: `sync-product-${id}` })
+		report.created.push(`product ${id}`)
+	} else if (existing.name !== name || !existing.active) {
+		await stripe.products.update(id, { name, active: true })
+		report.updated.push(`product ${id}`)
+	} else report.unchanged.push(`product ${id}`)
+	return id
+}
+
+async function syncPrice(stripe: Stripe, plan: PaidPlan, interval: Interval, product: string, report: SyncReport) {
+	const key = lookupKey(plan, interval)
+	const amount = cents(plan, interval)
+	const [current] = (await stripe.prices.list({ lookup_keys: [key], limit: 1 })).data
+	const matches =
+		current?.active && current.unit_amount === amount && current.currency === 'usd' && current.recurring?.interval === interval
+	if (current && matches) {
+		report.unchanged.push(`price ${key}`)
+		return current.id
+	}
+	const price = await stripe.prices.create(
+		{
+			product,
+			currency: 'usd',
+			unit_amount: amount,
+			recurring: { interval },
+			lookup_key: key,
+			transfer_lookup_key: true,
+			nickname: `${PLAN_TABLE[plan].name} (${interval === 'year' ? 'yearly' : 'monthly'})`,
+			metadata: { plan, interval },
+		},
+		{ idempotencyKey: `sync-price-${key}-${amount}` },
+	)
+	if (current && current.id !== price.id) await stripe.prices.update(current.id, { active: false })
+	;(current ? report.updated : report.created).push(`price ${key}`)
+	return price.id
+}
+
+async function syncPortal(stripe: Stripe, pricesByProduct: Map<string, string[]>, appUrl: string, report: SyncReport) {
+	const settings: Stripe.BillingPortal.ConfigurationCreateParams = {
+		business_profile: { headline: 'Manage your Callsheet subscription' },
+		default_return_url: `${appUrl}/account`,
+		features: {
+			customer_update: { enabled: true, allowed_updates: ['email', 'address', 'tax_id'] },
+			invoice_history: { enabled: true },
+			payment_method_update: { enabled: true },
+			subscription_cancel: { enabled: true, mode: 'at_period_end' },
+			subscription_update: {
+				enabled: true,
+				default_allowed_updates: ['price'],
+				proration_behavior: 'create_prorations',
+				products: [...pricesByProduct].map(([product, prices]) => ({ product, prices })),
+			},
+		},
+		metadata: { managedBy: 'callsheet-billing-sync' },
+	}
+	const configurations = await stripe.billingPortal.configurations.list({ limit: 100 })
+	const ours = configurations.data.find((c) => c.metadata?.managedBy === 'callsheet-billing-sync')
+	if (ours) {
+		await stripe.billingPortal.configurations.update(ours.id, settings)
+		report.updated.push(`portal configuration ${ours.id}`)
+	} else {
+		const created = await stripe.billingPortal.configurations.create(settings, { idempotencyKey: 'sync-portal-configuration-v1' })
+		report.created.push(`portal configuration ${created.id}`)
+	}
+}
+
+export async function syncBillingCatalog(stripe: Stripe, appUrl: string): Promise<SyncReport> {
+	const report: SyncReport = { created: [], updated: [], unchanged: [] }
+	const pricesByProduct = new Map<string, string[]>()
+	for (const plan of PAID_PLANS) {
+		const product = await syncProduct(stripe, plan, report)
+		const prices: string[] = []
+		for (const interval of INTERVALS) prices.push(await syncPrice(stripe, plan, interval, product, report))
+		pricesByProduct.set(product, prices)
+	}
+	await syncPortal(stripe, pricesByProduct, appUrl, report)
+	return report
+}

@@ -1,0 +1,14 @@
+import { createLimiter } from './rate-limit.server.ts'
+
+// Signed-in writes are limited per user (docs/decisions/0008-abuse-limits.md): generous for a person,
+// tight enough that a stolen session or a runaway script cannot flood the processor, the identity
+// provider or the database. Same stores as the contact limit.
+export const USER_WRITE_LIMITS = {
+	checkout: { points: 10, durationSeconds: 60 },
+	portal: { points: 10, durationSeconds: 60 },
+	deletion: { points: 10, durationSeconds: 60 },
+} as const
+
+export const checkoutLimiter = createLimiter('user_checkout', USER_WRITE_LIMITS.checkout)
+export const portalLimiter = createLimiter('user_portal', USER_WRITE_LIMITS.portal)
+export const deletionLimiter = createLimiter('user_deletion', USER_WRITE_LIMITS.deletion)

@@ -1,0 +1,502 @@
+// `npm run bench`: throughput, latency and memory of the production server on PostgreSQL and on the
+// embedded database, against two anchors measured in the same run: a bare node:http server (this
+// machine's limit) and the same build under stock remix-serve. See docs/performance.md.
+//
+// Settings (environment): BENCH_SECONDS (10), BENCH_WARMUP (2), BENCH_CONNECTIONS (20),
+// BENCH_ONLY=postgres|embedded, BENCH_BUILD=auto|0|1 (auto: build when missing or older than app/).
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { runPrismaMigrateDeploy } from '../app/utils/db/migrate.server.ts'
+import { sessionCookie } from '../tests/mocks/clerk.ts'
+import { startStandIns, type StandIns } from '../tests/mocks/serve-all.ts'
+import { startApp } from '../tests/support/app-server.ts'
+import { createDatabase, findPostgresBin, freePort, startTestPostgres, type TestPostgres } from '../tests/support/postgres.ts'
+import { BROWSER_UA, measureClientWeight, type PageWeight } from './lib/client-weight.ts'
+import { runLoad, type LoadRequest, type LoadResult } from './lib/load.ts'
+import { cleanupAll, installExitHandlers, onCleanup, spawnTracked, stopChild, trackPid } from './lib/processes.ts'
+import {
+	evaluateTargets,
+	memoryTable,
+	problems,
+	table,
+	targetsTable,
+	weightTable,
+	type EndpointId,
+	type EndpointResult,
+	type SetResult,
+} from './lib/report.ts'
+import { RssSampler } from './lib/rss.ts'
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+
+// ---------------------------------------------------------------------------------------------------
+// Settings
+
+function numberSetting(name: string, fallback: number, min: number) {
+	const raw = process.env[name]?.trim()
+	if (!raw) return fallback
+	const value = Number(raw)
+	if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number ≥ ${min} (got "${raw}")`)
+	return value
+}
+
+function readConfig() {
+	const only = process.env.BENCH_ONLY?.trim() || undefined
+	if (only && only !== 'postgres' && only !== 'embedded') throw new Error(`BENCH_ONLY must be postgres or embedded (got "${only}")`)
+	const build = process.env.BENCH_BUILD?.trim() || 'auto'
+	if (!['auto', '0', '1'].includes(build)) throw new Error(`BENCH_BUILD must be auto, 0 or 1 (got "${build}")`)
+	return {
+		seconds: numberSetting('BENCH_SECONDS', 10, 1),
+		warmup: numberSetting('BENCH_WARMUP', 2, 0),
+		connections: numberSetting('BENCH_CONNECTIONS', 20, 1),
+		only: only as 'postgres' | 'embedded' | undefined,
+		build: build as 'auto' | '0' | '1',
+	}
+}
+
+type Config = ReturnType<typeof readConfig>
+
+// ---------------------------------------------------------------------------------------------------
+// Endpoints
+
+const BENCH_EMAIL = 'bench.user@example.test'
+const JSON_HEADERS = { Accept: 'application/json', 'Content-Type': 'application/json' }
+
+type EndpointSpec = { id: EndpointId; method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string; users?: 'few' | 'many' }
+
+const ENDPOINTS: EndpointSpec[] = [
+	{ id: 'health', method: 'GET', path: '/api/health', headers: { Accept: 'application/json' } },
+	{ id: 'pricing', method: 'GET', path: '/pricing', headers: { Accept: 'text/html', 'User-Agent': BROWSER_UA } },
+	// Status never limits: a small set of users, each read many times (their rows exist after the warm-up).
+	{ id: 'billing-status', method: 'GET', path: '/api/billing/status', headers: { Accept: 'application/json' }, users: 'few' },
+	{
+		id: 'contact',
+		method: 'POST',
+		path: '/api/contact',
+		headers: JSON_HEADERS,
+		body: JSON.stringify({ name: 'Bench Mark', email: 'visitor@example.test', subject: 'Benchmark', message: 'A message from npm run bench.' }),
+	},
+	// 10 checkouts and 10 deletion requests per user per minute: rotate through many users.
+	{ id: 'checkout', method: 'POST', path: '/api/billing/checkout', headers: JSON_HEADERS, body: JSON.stringify({ plan: 'solo', interval: 'month' }), users: 'many' },
+	{
+		id: 'delete-request',
+		method: 'POST',
+		path: '/api/account/delete-request',
+		headers: JSON_HEADERS,
+		body: JSON.stringify({ confirmEmail: BENCH_EMAIL, reason: 'benchmark' }),
+		users: 'many',
+	},
+]
+
+const USER_LIMIT_PER_MINUTE = 10
+const FEW_USERS = 200
+
+// ---------------------------------------------------------------------------------------------------
+// Servers
+
+type Target = {
+	label: string
+	url: string
+	pid: number
+	/** Server output so far (for the log lines of one run). */
+	output: () => string
+	stop: () => Promise<void>
+	startupMs: number
+}
+
+const REQUEST_LOG = /^(?:\S+ )?(?:GET|POST|HEAD|PUT|PATCH|DELETE|OPTIONS) \S+ \d{3}\b/
+
+/** Log lines other than the per-request lines of our server and of morgan, deduplicated. */
+function notableLines(text: string, limit = 10): string[] {
+	const lines = new Set<string>()
+	for (const line of text.split('\n')) {
+		const trimmed = line.trim()
+		if (!trimmed || REQUEST_LOG.test(trimmed)) continue
+		lines.add(trimmed)
+		if (lines.size >= limit) break
+	}
+	return [...lines]
+}
+
+function baseEnv(): Record<string, string> {
+	return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? os.tmpdir() }
+}
+
+async function startBare(): Promise<Target> {
+	const started = Date.now()
+	const port = await freePort()
+	// The health payload's shape and headers, with nothing else: the machine's limit for this response.
+	const script = `
+const http = require('node:http')
+const body = JSON.stringify({ ok: true, version: 'bench', region: 'unknown', timestamp: new Date().toISOString() })
+http.createServer((req, res) => {
+	res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'public, max-age=10, s-maxage=10', 'Content-Length': Buffer.byteLength(body) })
+	res.end(body)
+}).listen(Number(process.env.PORT), '127.0.0.1', () => console.log('bare node:http listening'))`
+	const proc = spawnTracked(process.execPath, ['-e', script], { cwd: projectRoot, env: { ...baseEnv(), PORT: String(port) } })
+	const stop = onCleanup('bare node:http', () => stopChild(proc.child, 3000))
+	await proc.waitFor(/listening/, 15_000)
+	return { label: 'node:http (bare)', url: `http://127.0.0.1:${port}`, pid: proc.child.pid!, output: proc.tail, stop, startupMs: Date.now() - started }
+}
+
+async function startOurs(label: string, databaseUrl: string, standIns: StandIns): Promise<Target> {
+	const started = Date.now()
+	const app = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env, BENCH_RAISE_CONTACT_LIMIT: '1' }, { timeoutMs: 240_000 })
+	trackPid(app.process.pid)
+	const stop = onCleanup(label, async () => void (await app.stop()))
+	return { label, url: app.url, pid: app.process.pid!, output: app.output, stop, startupMs: Date.now() - started }
+}
+
+async function startRemixServe(label: string, databaseUrl: string, standIns: StandIns): Promise<Target> {
+	const started = Date.now()
+	const port = await freePort()
+	const cli = path.join(projectRoot, 'node_modules/@remix-run/serve/dist/cli.js')
+	const proc = spawnTracked(process.execPath, [cli, 'build/server/index.js'], {
+		cwd: projectRoot,
+		env: {
+			...baseEnv(),
+			NODE_ENV: 'production',
+			PORT: String(port),
+			HOST: '127.0.0.1', // remix-serve binds every interface unless told otherwise
+			APP_URL: `http://127.0.0.1:${port}`,
+			// The build connects (and migrates) the database itself at import when this is set.
+			CALLSHEET_AUTOSTART: '1',
+			DATABASE_URL: databaseUrl,
+			...standIns.env,
+			BENCH_RAISE_CONTACT_LIMIT: '1',
+		},
+	})
+	// remix-serve closes its listener on SIGTERM but an open database pool keeps it alive: short grace.
+	const stop = onCleanup(label, () => stopChild(proc.child, 3000))
+	await proc.waitFor(/\[remix-serve\] http:\/\/localhost:\d+/, 240_000)
+	return { label, url: `http://127.0.0.1:${port}`, pid: proc.child.pid!, output: proc.tail, stop, startupMs: Date.now() - started }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Users
+
+let userSerial = 0
+
+/** Signed-in users the fake Clerk knows (same email for all), as Cookie headers valid for 6 hours. */
+function mintUsers(standIns: StandIns, count: number, tag: string): string[] {
+	const cookies: string[] = []
+	const exp = Math.floor(Date.now() / 1000) + 6 * 3600
+	for (let i = 0; i < count; i++) {
+		const id = `user_bench_${tag}_${(userSerial++).toString(36)}`
+		standIns.clerkApi.setUser({ id, email: BENCH_EMAIL })
+		cookies.push(sessionCookie(standIns.clerk.sign({ sub: id, exp })))
+	}
+	return cookies
+}
+
+/** Enough users that none exceeds its per-minute limit even at the server's health rate. */
+function poolSize(healthRps: number, config: Config) {
+	const window = Math.min(config.warmup + config.seconds, 60)
+	const needed = Math.ceil(((healthRps || 5000) * window * 1.2) / (USER_LIMIT_PER_MINUTE - 1))
+	return Math.min(Math.max(needed, 500), 60_000)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// One set: every endpoint against one server
+
+function clearStandInRecords(standIns: StandIns) {
+	standIns.clerkApi.requests.length = 0
+	standIns.stripe.requests.length = 0
+	standIns.stripe.deliveries.length = 0
+	standIns.smtp.messages.length = 0
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+function summarize(spec: EndpointSpec, load: LoadResult, peakRssMb: number, serverLog: string[], usersInRotation?: number): EndpointResult {
+	const statusCounts = Object.fromEntries(Object.entries(load.statusCodeStats).map(([status, { count }]) => [status, count]))
+	const responses = Object.values(statusCounts).reduce((sum, count) => sum + count, 0)
+	const ok = Object.entries(statusCounts)
+		.filter(([status]) => status.startsWith('2'))
+		.reduce((sum, [, count]) => sum + count, 0)
+	const rateLimited = statusCounts['429'] ?? 0
+	const duration = load.duration || 1
+	return {
+		endpoint: spec.id,
+		method: spec.method,
+		path: spec.path,
+		rps: responses / duration,
+		okRps: ok / duration,
+		p50Ms: load.latency.p50,
+		p99Ms: load.latency.p99,
+		errors: responses - ok - rateLimited + load.errors,
+		rateLimited,
+		socketErrors: load.errors,
+		statusCounts,
+		errorSamples: load.samples,
+		serverLog,
+		peakRssMb,
+		...(usersInRotation ? { usersInRotation } : {}),
+		load,
+	}
+}
+
+async function runSet(
+	target: Target,
+	meta: Pick<SetResult, 'id' | 'server' | 'database' | 'round' | 'anchor'> & { label: string },
+	specs: EndpointSpec[],
+	standIns: StandIns,
+	sampler: RssSampler,
+	config: Config,
+): Promise<SetResult & { cookies: string[] }> {
+	const endpoints: EndpointResult[] = []
+	const setPeak = sampler.phase()
+	let cookies: string[] = []
+	let healthRps = 0
+	for (const spec of specs) {
+		let users: string[] | undefined
+		if (spec.users) {
+			if (cookies.length === 0) {
+				const count = poolSize(healthRps, config)
+				process.stdout.write(`  minting ${count} signed-in users… `)
+				cookies = mintUsers(standIns, count, meta.id.replace(/\W/g, ''))
+				process.stdout.write('done\n')
+			}
+			users = spec.users === 'few' ? cookies.slice(0, FEW_USERS) : cookies
+		}
+		const request: LoadRequest = { method: spec.method, path: spec.path, headers: spec.headers, body: spec.body, cookies: users }
+		process.stdout.write(`  ${meta.label}: ${spec.method} ${spec.path} `)
+		let startAt = 0
+		if (config.warmup > 0) {
+			const warm = await runLoad(target.url, request, { seconds: config.warmup, connections: config.connections })
+			startAt = warm.nextCookie
+			process.stdout.write('(warmed) ')
+		}
+		const outputMark = target.output().length
+		const peak = sampler.phase()
+		const load = await runLoad(target.url, { ...request, startAt }, { seconds: config.seconds, connections: config.connections })
+		const result = summarize(spec, load, peak(), notableLines(target.output().slice(outputMark)), users?.length)
+		if (spec.id === 'health') healthRps = result.rps
+		endpoints.push(result)
+		clearStandInRecords(standIns)
+		console.log(
+			`${result.rps.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(1)} ms` +
+				(result.errors || result.rateLimited ? `, ${result.errors} errors, ${result.rateLimited}× 429` : ''),
+		)
+		await sleep(300)
+	}
+	const peakRssMb = setPeak()
+	await sleep(1000) // let the server idle before reading its resident memory
+	const after = sampler.now()
+	return {
+		...meta,
+		endpoints,
+		peakRssMb: Math.max(peakRssMb, after?.rssMb ?? 0),
+		rssAfterMb: after?.rssMb ?? null,
+		hwmMb: after?.hwmMb ?? null,
+		startupMs: target.startupMs,
+		cookies,
+	}
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Build
+
+function newestInputs(since: number): string[] {
+	const newer: string[] = []
+	const walk = (dir: string) => {
+		for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+			const full = path.join(dir, entry.name)
+			if (entry.isDirectory()) walk(full)
+			else if (fs.statSync(full).mtimeMs > since) newer.push(path.relative(projectRoot, full))
+		}
+	}
+	walk(path.join(projectRoot, 'app'))
+	for (const file of ['vite.config.ts', 'package-lock.json']) {
+		const full = path.join(projectRoot, file)
+		if (fs.existsSync(full) && fs.statSync(full).mtimeMs > since) newer.push(file)
+	}
+	return newer
+}
+
+async function ensureBuild(config: Config) {
+	const serverBuild = path.join(projectRoot, 'build/server/index.js')
+	const exists = fs.existsSync(serverBuild)
+	const staleBy = exists ? newestInputs(fs.statSync(serverBuild).mtimeMs) : []
+	const reason = !exists ? 'no build' : config.build === '1' ? 'BENCH_BUILD=1' : staleBy.length > 0 && config.build === 'auto' ? 'sources newer than the build' : null
+	if (reason && config.build !== '0') {
+		console.log(`Building (${reason}): npm run build`)
+		const proc = spawnTracked('npm', ['run', 'build'], { cwd: projectRoot, env: process.env })
+		proc.child.stdout!.pipe(process.stdout)
+		proc.child.stderr!.pipe(process.stderr)
+		const code = await new Promise<number | null>((resolve) => proc.child.once('exit', resolve))
+		if (code !== 0) throw new Error(`npm run build failed (exit ${code})`)
+		return { built: true, reason, staleBy: [] as string[] }
+	}
+	if (!exists) throw new Error('No build (build/server/index.js) and BENCH_BUILD=0: run npm run build first.')
+	if (staleBy.length > 0) {
+		console.warn(`warning: the build is older than ${staleBy.length} source file(s) (${staleBy.slice(0, 5).join(', ')}…): measuring the old build.`)
+	}
+	return { built: false, reason: null, staleBy }
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+function git(args: string[]) {
+	try {
+		return execFileSync('git', args, { cwd: projectRoot, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim()
+	} catch {
+		return ''
+	}
+}
+
+async function main() {
+	const config = readConfig()
+	const runPostgres = config.only !== 'embedded'
+	const runEmbedded = config.only !== 'postgres'
+	const serverSets = (runPostgres ? 2 : 0) + (runEmbedded ? 1 : 0) + 1
+	const endpointRuns = serverSets * ENDPOINTS.length + 1
+	// Every run, every start-up (migrations included) and teardown, with room to spare: never hang.
+	const watchdogMs = (endpointRuns * (config.seconds + config.warmup + 20) + (serverSets + 1) * 240 + 900) * 1000
+	installExitHandlers({ watchdogMs })
+
+	const startedAt = new Date()
+	const commit = git(['rev-parse', '--short', 'HEAD']) || 'nogit'
+	const dirty = git(['status', '--porcelain']).length > 0
+	console.log(
+		`bench: ${config.connections} connections, ${config.warmup} s warm-up + ${config.seconds} s per endpoint; ` +
+			`commit ${commit}${dirty ? ' (uncommitted changes)' : ''}; ${os.cpus().length} CPUs, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+	)
+	const build = await ensureBuild(config)
+	if (runPostgres && !findPostgresBin()) throw new Error('PostgreSQL binaries not found (apt-get install -y postgresql), or run with BENCH_ONLY=embedded')
+
+	const tempRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'callsheet-bench-'))
+	onCleanup('temp folder', () => fs.rmSync(tempRoot, { recursive: true, force: true }))
+	const standIns = await startStandIns()
+	onCleanup('stand-ins', () => standIns.close())
+
+	let postgres: TestPostgres | undefined
+	if (runPostgres) {
+		console.log('PostgreSQL: starting a throwaway cluster and migrating a template database…')
+		postgres = await startTestPostgres()
+		const cluster = postgres
+		onCleanup('PostgreSQL', () => cluster.stop())
+		await createDatabase(cluster.adminUrl, 'bench_template')
+		await runPrismaMigrateDeploy({ projectRoot, query: async () => ({ rows: [] }), databaseUrl: cluster.url('bench_template') })
+	}
+	const freshPostgres = async (name: string) => {
+		await createDatabase(postgres!.adminUrl, name, 'bench_template')
+		return postgres!.url(name)
+	}
+	const freshEmbedded = (name: string) => `file:${path.join(tempRoot, name, 'pglite')}`
+
+	const sets: SetResult[] = []
+	let clientWeight: PageWeight[] = []
+
+	const withServer = async <T>(target: Target, work: (sampler: RssSampler) => Promise<T>) => {
+		const sampler = new RssSampler(target.pid)
+		try {
+			return await work(sampler)
+		} finally {
+			sampler.stop()
+			await target.stop()
+		}
+	}
+	const keep = (result: SetResult & { cookies: string[] }) => {
+		const { cookies: _cookies, ...set } = result
+		sets.push(set)
+		return result
+	}
+
+	// Anchor 1: the bare node:http server.
+	console.log('\nAnchor: bare node:http')
+	const bare = await startBare()
+	await withServer(bare, async (sampler) =>
+		keep(await runSet(bare, { id: 'bare', label: 'node:http (bare)', server: 'node:http', database: 'none', anchor: true }, [ENDPOINTS[0]!], standIns, sampler, config)),
+	)
+
+	// Anchor 2: the same build under stock remix-serve, on the database kind measured (PostgreSQL first).
+	const remixDb = runPostgres ? 'postgres' : 'embedded'
+	console.log(`\nAnchor: remix-serve on ${remixDb} (starting; a fresh database is migrated first)`)
+	const remixLabel = `remix-serve · ${remixDb}`
+	const remix = await startRemixServe(remixLabel, runPostgres ? await freshPostgres('bench_remix_serve') : freshEmbedded('remix-serve'), standIns)
+	await withServer(remix, async (sampler) =>
+		keep(await runSet(remix, { id: 'remix-serve', label: remixLabel, server: 'remix-serve', database: remixDb, anchor: true }, ENDPOINTS, standIns, sampler, config)),
+	)
+
+	if (runPostgres) {
+		console.log('\nOurs on PostgreSQL (two identical rounds on one server)')
+		const ours = await startOurs('ours · postgres', await freshPostgres('bench_ours'), standIns)
+		await withServer(ours, async (sampler) => {
+			let lastCookies: string[] = []
+			for (const round of [1, 2]) {
+				const label = `ours · postgres · round ${round}`
+				const result = keep(await runSet(ours, { id: `ours-postgres-${round}`, label, server: 'ours', database: 'postgres', round, anchor: false }, ENDPOINTS, standIns, sampler, config))
+				lastCookies = result.cookies
+			}
+			clientWeight = await measureClientWeight(
+				ours.url,
+				[{ path: '/' }, { path: '/pricing' }, { path: '/contact' }, { path: '/account', cookie: lastCookies[0] ?? mintUsers(standIns, 1, 'weight')[0] }],
+				path.join(projectRoot, 'build/client'),
+			)
+		})
+	}
+
+	if (runEmbedded) {
+		console.log('\nOurs on the embedded database (starting; a fresh database is migrated first)')
+		const ours = await startOurs('ours · embedded', freshEmbedded('ours'), standIns)
+		await withServer(ours, async (sampler) => {
+			const result = keep(await runSet(ours, { id: 'ours-embedded', label: 'ours · embedded', server: 'ours', database: 'embedded', anchor: false }, ENDPOINTS, standIns, sampler, config))
+			if (clientWeight.length === 0) {
+				clientWeight = await measureClientWeight(
+					ours.url,
+					[{ path: '/' }, { path: '/pricing' }, { path: '/contact' }, { path: '/account', cookie: result.cookies[0] }],
+					path.join(projectRoot, 'build/client'),
+				)
+			}
+		})
+	}
+
+	// Report
+	const targets = evaluateTargets(sets)
+	const problemLines = problems(sets)
+	console.log(`\n${table(sets)}\n`)
+	console.log('Server process memory (VmRSS sampled every 200 ms; VmHWM = kernel high-water mark):')
+	console.log(`${memoryTable(sets)}\n`)
+	console.log('Client weight (gzip, from build/client):')
+	console.log(`${weightTable(clientWeight)}\n`)
+	console.log('Targets (judged on 2xx responses per second):')
+	console.log(`${targetsTable(targets)}\n`)
+	if (problemLines.length > 0) console.log(`Non-2xx answers and socket errors:\n${problemLines.join('\n')}\n`)
+
+	const resultsDir = path.join(projectRoot, 'bench/results')
+	fs.mkdirSync(resultsDir, { recursive: true })
+	const stamp = startedAt.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')
+	const file = path.join(resultsDir, `${stamp}-${commit}.json`)
+	const record = {
+		startedAt: startedAt.toISOString(),
+		finishedAt: new Date().toISOString(),
+		commit,
+		dirty,
+		node: process.version,
+		cpus: os.cpus().length,
+		loadAverageAtEnd: os.loadavg(),
+		config,
+		build: { ...build, staleBy: build.staleBy.slice(0, 50) },
+		sets,
+		clientWeight,
+		targets,
+		problems: problemLines,
+	}
+	fs.writeFileSync(file, `${JSON.stringify(record, null, '\t')}\n`)
+	console.log(`Results: ${path.relative(projectRoot, file)}`)
+}
+
+let exitCode = 0
+try {
+	await main()
+} catch (error) {
+	console.error(`\nbench failed: ${(error as Error).stack ?? String(error)}`)
+	exitCode = 1
+} finally {
+	await cleanupAll()
+}
+process.exit(exitCode)

@@ -1,0 +1,143 @@
+// Account deletion, with JavaScript on and off: a signed-in user (known to the fake Clerk Backend
+// API, which the app asks for the primary email) files a deletion request from the account page's
+// danger zone, after a wrong email is refused; an administrator then marks it processed on
+// /admin/deletion-requests, which other users cannot see at all.
+import type { Locator, Page } from '@playwright/test'
+import { registerClerkUser } from './support/control.ts'
+import {
+	CLERK_LOAD_FAILURE,
+	E2E_ADMIN_USER_ID,
+	expect,
+	expectNoSeriousA11yViolations,
+	expectNoUnexpectedConsoleErrors,
+	screenshotAtViewports,
+	settle,
+	signIn,
+	skipWithoutBrowser,
+	test,
+	uniqueId,
+} from './support/fixtures.ts'
+
+const REASON_MAX = 2000
+
+/** The account page shows dates like "22 November 2025" (en-GB, UTC). */
+function displayedDate(date: Date): string {
+	return date.toLocaleDateString('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' })
+}
+
+function dangerZone(page: Page): Locator {
+	return page.getByRole('region', { name: 'Delete your account' })
+}
+
+/** The <dd> that follows the <dt> labelled `term` in a definition list inside `scope`. */
+function fact(scope: Locator, term: string): Locator {
+	return scope.locator('dt', { hasText: new RegExp(`^${term}$`) }).locator('xpath=following-sibling::dd[1]')
+}
+
+for (const javaScriptEnabled of [true, false]) {
+	const mode = javaScriptEnabled ? 'js' : 'nojs'
+	const suffix = javaScriptEnabled ? '' : '-nojs'
+
+	test.describe(`account deletion, JavaScript ${javaScriptEnabled ? 'on' : 'off'}`, () => {
+		skipWithoutBrowser()
+		test.use({ javaScriptEnabled })
+
+		test('signed out, the account page asks to sign in first', async ({ page }) => {
+			await page.goto('/account')
+			await expect(page).toHaveURL(/\/sign-in\?redirect_url=%2Faccount$/)
+			await expect(page.getByRole('heading', { level: 1, name: 'Sign in' })).toBeVisible()
+		})
+
+		test('a user files a request (a wrong email is refused); an admin marks it processed', async ({ page, consoleErrors }) => {
+			test.slow() // two people, four screenshots at two sizes, five axe runs
+			const userId = uniqueId(`user_e2e_deletion_${mode}`)
+			const email = `${userId}@example.test`
+			const reason = `Our production wrapped <early> & we no longer need a call sheet (${mode}).`
+			await registerClerkUser({ id: userId, email })
+			await signIn(page, userId)
+
+			// The danger zone, before.
+			expect((await page.goto('/account'))?.status()).toBe(200)
+			await expect(page.getByRole('heading', { level: 1, name: 'Your account' })).toBeVisible()
+			const zone = dangerZone(page)
+			await expect(zone.getByRole('heading', { level: 2, name: 'Delete your account' })).toBeVisible()
+			const confirm = zone.getByLabel("Type your account's email address to confirm")
+			const why = zone.getByLabel('Why are you leaving? (optional)')
+			const submit = zone.getByRole('button', { name: 'Request account deletion' })
+			await expect(why).toHaveAccessibleDescription(`0 of ${REASON_MAX} characters`)
+			if (javaScriptEnabled) await settle(page)
+			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
+			await screenshotAtViewports(page, `account-deletion-before${suffix}`)
+
+			// A wrong email: refused next to the field, what was typed is kept.
+			await confirm.fill('someone.else@example.test')
+			await why.fill(reason)
+			if (javaScriptEnabled) {
+				// The counter follows the typing.
+				await expect(why).toHaveAccessibleDescription(`${reason.length} of ${REASON_MAX} characters`)
+			}
+			await submit.click()
+			await expect(zone.getByText('That is not the email address of this account.')).toBeVisible()
+			await expect(confirm).toHaveAttribute('aria-invalid', 'true')
+			await expect(confirm).toHaveAccessibleDescription('That is not the email address of this account.')
+			await expect(confirm).toHaveValue('someone.else@example.test')
+			await expect(why).toHaveValue(reason)
+			// Without JavaScript the counter comes from the server, counting the kept reason.
+			await expect(why).toHaveAccessibleDescription(`${reason.length} of ${REASON_MAX} characters`)
+			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
+			await screenshotAtViewports(page, `account-deletion-wrong-email${suffix}`)
+
+			// The right email (in another case: the comparison ignores it): filed and shown as pending.
+			await confirm.fill(email.toUpperCase())
+			await submit.click()
+			const filed = zone.getByRole('status')
+			await expect(filed).toContainText(`You asked for your account to be deleted on ${displayedDate(new Date())}`)
+			await expect(filed).toContainText('(Reference ')
+			await expect(submit).toHaveCount(0)
+			// Still pending after a fresh load (a GET: reloading a no-JS POST answer would post again).
+			await page.goto('/account')
+			await expect(dangerZone(page).getByRole('status')).toContainText('You asked for your account to be deleted on')
+			if (javaScriptEnabled) await settle(page)
+			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
+			await screenshotAtViewports(page, `account-deletion-filed${suffix}`)
+
+			// The admin page does not exist for this user.
+			expect((await page.goto('/admin/deletion-requests'))?.status()).toBe(404)
+
+			// The administrator.
+			await page.context().clearCookies()
+			await signIn(page, E2E_ADMIN_USER_ID)
+			expect((await page.goto('/admin/deletion-requests'))?.status()).toBe(200)
+			await expect(page.getByRole('heading', { level: 1, name: 'Pending deletion requests' })).toBeVisible()
+			// Other journeys may have requests pending too: look only at this user's.
+			const request = page.getByRole('region', { name: `Request from ${userId}` })
+			await expect(request).toBeVisible()
+			await expect(fact(request, 'User')).toHaveText(userId)
+			await expect(fact(request, 'Filed')).toHaveText(displayedDate(new Date()))
+			await expect(fact(request, 'Subscription')).toHaveText('Free · none')
+			await expect(fact(request, 'Stripe customer')).toHaveText('none')
+			await expect(fact(request, 'Reason')).toHaveText(reason)
+			if (javaScriptEnabled) await settle(page)
+			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
+			await screenshotAtViewports(page, `admin-deletion-requests${suffix}`)
+
+			await request.getByRole('button', { name: 'Mark processed' }).click()
+			await expect(page.getByRole('status')).toHaveText('Marked processed.')
+			await expect(request).toHaveCount(0)
+			await page.goto('/admin/deletion-requests')
+			await expect(page.getByRole('heading', { level: 1, name: 'Pending deletion requests' })).toBeVisible()
+			await expect(page.getByRole('region', { name: `Request from ${userId}` })).toHaveCount(0)
+
+			if (javaScriptEnabled) {
+				expectNoUnexpectedConsoleErrors(consoleErrors, {
+					allow: [
+						// Answered on purpose: the refused email (400) and the hidden admin page (404).
+						/status of 400 \(Bad Request\) \(at [^)]*\/account[?.]/,
+						/status of 404 \(Not Found\) \(at [^)]*\/admin\/deletion-requests\)/,
+						CLERK_LOAD_FAILURE,
+					],
+				})
+			}
+		})
+	})
+}

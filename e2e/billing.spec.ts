@@ -1,0 +1,153 @@
+// Billing journeys, with JavaScript on and off: a signed-in user picks Team, billed yearly, goes
+// through the fake Stripe's hosted Checkout (whose Pay button sends signed webhooks to the app),
+// comes back to an account showing the trial, and opens the customer portal. Also: signing in
+// first when signed out, and the calm notice when checkout is canceled.
+import type { Locator, Page } from '@playwright/test'
+import { stripeDeliveries } from './support/control.ts'
+import {
+	CLERK_LOAD_FAILURE,
+	expect,
+	expectNoSeriousA11yViolations,
+	expectNoUnexpectedConsoleErrors,
+	screenshotAtViewports,
+	settle,
+	signIn,
+	skipWithoutBrowser,
+	test,
+	uniqueId,
+} from './support/fixtures.ts'
+import { e2eBaseUrl, e2eStripeOrigin } from './support/env.ts'
+
+const PLAN_NAMES = ['Free', 'Solo', 'Team', 'Studio', 'Agency', 'Network', 'Broadcaster']
+
+function planCard(page: Page, name: string): Locator {
+	return page.getByRole('region', { name: new RegExp(`^${name}\\b`) })
+}
+
+/** The <dd> that follows the <dt> labelled `term` in a definition list inside `scope`. */
+function fact(scope: Locator, term: string): Locator {
+	return scope.locator('dt', { hasText: new RegExp(`^${term}$`) }).locator('xpath=following-sibling::dd[1]')
+}
+
+function escapeRegExp(value: string) {
+	return value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+for (const javaScriptEnabled of [true, false]) {
+	const mode = javaScriptEnabled ? 'js' : 'nojs'
+	const suffix = javaScriptEnabled ? '' : '-nojs'
+
+	test.describe(`billing, JavaScript ${javaScriptEnabled ? 'on' : 'off'}`, () => {
+		skipWithoutBrowser()
+		test.use({ javaScriptEnabled })
+
+		test('signed in: Team yearly trial through Checkout, then the account and the portal', async ({ page, consoleErrors }) => {
+			test.slow() // one journey across the app and the fake Stripe, with screenshots at two sizes
+			await signIn(page, uniqueId(`user_e2e_billing_${mode}`))
+			const stripeOrigin = e2eStripeOrigin()
+			const appOrigin = new URL(e2eBaseUrl()).origin
+
+			// Pricing, monthly by default.
+			expect((await page.goto('/pricing'))?.status()).toBe(200)
+			await expect(page.getByRole('heading', { level: 1, name: 'Plans and pricing' })).toBeVisible()
+			for (const name of PLAN_NAMES) await expect(planCard(page, name)).toBeVisible()
+			const period = page.getByRole('navigation', { name: 'Billing period' })
+			await expect(period.getByRole('link', { name: 'Monthly' })).toHaveAttribute('aria-current', 'page')
+			await expect(planCard(page, 'Team')).toContainText('$49 / month')
+
+			// Yearly.
+			await period.getByRole('link', { name: 'Yearly' }).click()
+			await expect(page).toHaveURL(/\/pricing\?interval=year$/)
+			await expect(period.getByRole('link', { name: 'Yearly' })).toHaveAttribute('aria-current', 'page')
+			await expect(period.getByRole('link', { name: 'Monthly' })).not.toHaveAttribute('aria-current', 'page')
+			const team = planCard(page, 'Team')
+			await expect(team).toContainText('$490 / year')
+			await expect(team).toContainText('14-day free trial')
+			const subscribe = team.getByRole('button', { name: 'Subscribe to Team, billed yearly' })
+			await expect(subscribe).toHaveText('Start free trial')
+			if (javaScriptEnabled) await settle(page)
+			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
+			await screenshotAtViewports(page, `pricing${suffix}`)
+
+			// The fake Stripe's hosted Checkout.
+			await subscribe.click()
+			await expect(page).toHaveURL(new RegExp(`^${escapeRegExp(stripeOrigin)}/checkout/cs_[A-Za-z0-9_]+$`))
+			await expect(page.getByRole('heading', { level: 1, name: 'Fake Stripe Checkout' })).toBeVisible()
+			// (The fake's seeded amounts are its own, not the app's price list: only the price's name is checked.)
+			await expect(page.getByRole('listitem')).toContainText(['Plan: Team (year)'])
+			await expect(page.getByRole('listitem')).toContainText([/ \/ year$/])
+			await expect(page.getByText('Includes a free trial of 14 days.')).toBeVisible()
+			const sessionId = new URL(page.url()).pathname.split('/').pop() ?? ''
+
+			// Pay: the fake delivers checkout.session.completed and customer.subscription.created, then
+			// sends the browser back to the app.
+			await page.getByRole('button', { name: 'Pay' }).click()
+			await expect(page).toHaveURL(`${appOrigin}/account?checkout=success&session_id=${sessionId}`)
+			await expect(page.getByRole('heading', { level: 1, name: 'Your account' })).toBeVisible()
+			await expect(page.getByRole('status')).toHaveText('Thank you: your free trial has started.')
+			const billing = page.getByRole('region', { name: 'Plan and billing' })
+			await expect(fact(billing, 'Plan')).toHaveText('Team')
+			await expect(fact(billing, 'Status')).toHaveText('Free trial')
+			await expect(fact(billing, 'Daily credits')).toHaveText('600')
+			await expect(fact(billing, 'Trial ends')).toHaveText(/^\d{1,2} [A-Z][a-z]+ \d{4}$/)
+
+			// The app accepted both signed webhooks.
+			const deliveries = await stripeDeliveries()
+			const completed = deliveries.find((d) => d.type === 'checkout.session.completed' && d.objectId === sessionId)
+			expect(completed, `no checkout.session.completed delivery for ${sessionId}`).toBeDefined()
+			expect(completed?.customer).toMatch(/^cus_/)
+			const created = deliveries.find((d) => d.type === 'customer.subscription.created' && d.customer === completed?.customer)
+			expect({ completed: completed?.status, created: created?.status, errors: [completed?.error, created?.error] }).toEqual({
+				completed: 200,
+				created: 200,
+				errors: [null, null],
+			})
+
+			if (javaScriptEnabled) await settle(page)
+			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
+			await screenshotAtViewports(page, `account-subscribed${suffix}`)
+
+			// Pricing now marks the plan and offers Manage billing instead of another subscription.
+			await page.goto('/pricing?interval=year')
+			await expect(planCard(page, 'Team').getByText('Your plan')).toBeVisible()
+			await expect(planCard(page, 'Team').getByRole('button', { name: 'Manage billing' })).toBeVisible()
+			await expect(planCard(page, 'Solo')).toContainText('Switch plans from Manage billing.')
+			await expect(page.getByRole('button', { name: /^Subscribe to / })).toHaveCount(0)
+
+			// Manage billing from the account page: the fake customer portal, and back.
+			await page.goto('/account')
+			await page.getByRole('region', { name: 'Plan and billing' }).getByRole('button', { name: 'Manage billing' }).click()
+			await expect(page).toHaveURL(new RegExp(`^${escapeRegExp(stripeOrigin)}/portal/`))
+			await expect(page.getByRole('heading', { level: 1, name: 'Fake Stripe customer portal' })).toBeVisible()
+			await expect(page.getByText(`Customer: ${completed?.customer}`)).toBeVisible()
+			await page.getByRole('link', { name: 'Return to the app' }).click()
+			await expect(page).toHaveURL(new RegExp(`^${escapeRegExp(appOrigin)}/account`))
+			await expect(fact(page.getByRole('region', { name: 'Plan and billing' }), 'Plan')).toHaveText('Team')
+
+			if (javaScriptEnabled) expectNoUnexpectedConsoleErrors(consoleErrors, { allow: [CLERK_LOAD_FAILURE] })
+		})
+
+		test('signed in: canceling Checkout comes back to a calm notice', async ({ page }) => {
+			await signIn(page, uniqueId(`user_e2e_billing_cancel_${mode}`))
+			await page.goto('/pricing')
+			await planCard(page, 'Solo').getByRole('button', { name: 'Subscribe to Solo, billed monthly' }).click()
+			await expect(page.getByRole('heading', { level: 1, name: 'Fake Stripe Checkout' })).toBeVisible()
+			await page.getByRole('link', { name: 'Cancel and go back' }).click()
+			await expect(page).toHaveURL(/\/pricing\?checkout=canceled$/)
+			const notice = page.getByRole('status')
+			await expect(notice).toHaveText('Checkout was canceled and nothing was charged. Pick a plan whenever you are ready.')
+			// Nothing started: the plans can still be chosen, with their trial.
+			await expect(planCard(page, 'Solo').getByRole('button', { name: 'Subscribe to Solo, billed monthly' })).toHaveText('Start free trial')
+			await expect(page.getByText('Your plan')).toHaveCount(0)
+			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
+			await screenshotAtViewports(page, `pricing-canceled${suffix}`)
+		})
+
+		test('signed out: subscribing asks to sign in first and comes back to the same period', async ({ page }) => {
+			await page.goto('/pricing?interval=year')
+			await planCard(page, 'Studio').getByRole('button', { name: 'Subscribe to Studio, billed yearly' }).click()
+			await expect(page).toHaveURL(/\/sign-in\?redirect_url=%2Fpricing%3Finterval%3Dyear$/)
+			await expect(page.getByRole('heading', { level: 1, name: 'Sign in' })).toBeVisible()
+		})
+	})
+}

@@ -1,0 +1,142 @@
+// Contact journey, with JavaScript on and off: a submission with errors keeps what was typed and
+// says what to fix; the corrected one lands on "Message sent", and the email that reached the SMTP
+// sink (read back through the control server) has the right subject, Reply-To and escaped HTML.
+//
+// The app allows 5 contact messages a minute per client IP and every browser test comes from
+// 127.0.0.1: this file sends exactly 2 (one per describe). Keep it that way.
+import type { Page } from '@playwright/test'
+import { waitForMail } from './support/control.ts'
+import {
+	CLERK_LOAD_FAILURE,
+	expect,
+	expectNoSeriousA11yViolations,
+	expectNoUnexpectedConsoleErrors,
+	screenshotAtViewports,
+	settle,
+	skipWithoutBrowser,
+	test,
+	uniqueId,
+} from './support/fixtures.ts'
+
+function contactForm(page: Page) {
+	return page.getByRole('form', { name: 'Contact support' })
+}
+
+function fields(page: Page) {
+	const form = contactForm(page)
+	return {
+		name: form.getByLabel('Your name', { exact: true }),
+		email: form.getByLabel('Email', { exact: true }),
+		subject: form.getByLabel('Subject', { exact: true }),
+		message: form.getByLabel('Message', { exact: true }),
+		submit: form.locator('button[type="submit"]'),
+	}
+}
+
+for (const javaScriptEnabled of [true, false]) {
+	const mode = javaScriptEnabled ? 'js' : 'nojs'
+
+	test.describe(`contact form, JavaScript ${javaScriptEnabled ? 'on' : 'off'}`, () => {
+		skipWithoutBrowser()
+		test.use({ javaScriptEnabled })
+
+		test('errors keep the input; the fixed message is sent and arrives escaped', async ({ page, consoleErrors }) => {
+			const tag = uniqueId(`e2e_contact_${mode}`)
+			const typed = {
+				name: `Ada O'Hara ${mode}`,
+				badEmail: 'ada-at-example',
+				email: `ada.${mode}@example.test`,
+				subject: `Invoice <${tag}> & "more"`,
+				message: `Hello <b>crew</b> & friends,\nplease check the invoice for ${tag}.`,
+			}
+
+			const response = await page.goto('/contact')
+			expect(response?.status()).toBe(200)
+			await expect(page.getByRole('heading', { level: 1, name: 'Contact support' })).toBeVisible()
+			if (javaScriptEnabled) await settle(page)
+
+			// 1. A bad email and an empty subject.
+			const f = fields(page)
+			await f.name.fill(typed.name)
+			await f.email.fill(typed.badEmail)
+			await f.message.fill(typed.message)
+
+			if (javaScriptEnabled) {
+				// Hold the submission a moment so the pending state can be seen.
+				await page.route(
+					(url) => url.pathname === '/contact' || url.pathname.startsWith('/contact.'),
+					async (route) => {
+						if (route.request().method() === 'POST') await new Promise((resolve) => setTimeout(resolve, 700))
+						await route.fallback()
+					},
+				)
+				await f.submit.click()
+				await expect(f.submit).toHaveText('Sending…')
+				await expect(f.submit).toBeDisabled()
+			} else {
+				const posted = page.waitForResponse((r) => r.request().method() === 'POST' && r.request().resourceType() === 'document')
+				await f.submit.click()
+				// Without JavaScript the browser shows the action's own answer: 400 with the form.
+				expect((await posted).status()).toBe(400)
+			}
+
+			const form = contactForm(page)
+			await expect(form.getByText('Enter a valid email address.')).toBeVisible()
+			await expect(form.getByText('Subject is required.')).toBeVisible()
+			await expect(f.submit).toHaveText('Send message')
+			await expect(f.submit).toBeEnabled()
+			await expect(page).toHaveURL(/\/contact$/)
+			// What was typed is still there…
+			await expect(f.name).toHaveValue(typed.name)
+			await expect(f.email).toHaveValue(typed.badEmail)
+			await expect(f.message).toHaveValue(typed.message)
+			// …the invalid fields are marked and described by their errors…
+			await expect(f.email).toHaveAttribute('aria-invalid', 'true')
+			await expect(f.subject).toHaveAttribute('aria-invalid', 'true')
+			await expect(f.email).toHaveAccessibleDescription(/Enter a valid email address\./)
+			await expect(f.subject).toHaveAccessibleDescription(/Subject is required\./)
+			await expect(f.name).not.toHaveAttribute('aria-invalid', 'true')
+			await expect(f.message).not.toHaveAttribute('aria-invalid', 'true')
+			// …and with JavaScript, focus moves to the first one.
+			if (javaScriptEnabled) {
+				await expect(f.email).toBeFocused()
+				await page.unrouteAll()
+			}
+			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
+			await screenshotAtViewports(page, `contact-errors${javaScriptEnabled ? '' : '-nojs'}`)
+
+			// 2. Fixed: the message goes out.
+			await f.email.fill(typed.email)
+			await f.subject.fill(typed.subject)
+			await f.submit.click()
+			await expect(page).toHaveURL(/\/contact\?sent=1$/)
+			await expect(page.getByRole('heading', { level: 1, name: 'Message sent' })).toBeVisible()
+			await expect(page.getByRole('status')).toContainText('your message is on its way')
+			if (javaScriptEnabled) await settle(page)
+			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
+			await screenshotAtViewports(page, `contact-sent${javaScriptEnabled ? '' : '-nojs'}`)
+
+			// 3. The email, as the support team receives it.
+			const mail = await waitForMail((m) => m.subject.includes(tag))
+			expect(mail.subject).toBe(`[Contact] ${typed.subject}`)
+			expect(mail.replyTo).toEqual([{ name: typed.name, address: typed.email }])
+			expect(mail.to.map((a) => a.address)).toHaveLength(1)
+			// Everything the visitor typed is escaped in the HTML part, never markup.
+			expect(mail.html).toContain(`Invoice &lt;${tag}&gt; &amp; &quot;more&quot;`)
+			expect(mail.html).toContain('Hello &lt;b&gt;crew&lt;/b&gt; &amp; friends,')
+			expect(mail.html).toContain('Ada O&#39;Hara')
+			expect(mail.html).not.toContain('<b>crew</b>')
+			expect(mail.html).not.toContain(`<${tag}>`)
+			// The plain-text part carries it verbatim.
+			expect(mail.text).toContain(typed.message)
+			expect(mail.text).toContain(`Email: ${typed.email}`)
+
+			if (javaScriptEnabled) {
+				expectNoUnexpectedConsoleErrors(consoleErrors, {
+					// The invalid submission is answered 400 on purpose (Chromium logs every 4xx).
+					allow: [/status of 400 \(Bad Request\) \(at [^)]*\/contact[?.]/, CLERK_LOAD_FAILURE],
+				})
+			}
+		})
+	})
+}

@@ -1,0 +1,56 @@
+import { spawnSync } from 'node:child_process'
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import { startFakeStripe, type FakeStripe } from '../mocks/stripe.ts'
+import { projectRoot } from '../support/project.ts'
+
+// `npm run billing:sync` against an empty (fake) Stripe account, then again: the second run changes nothing.
+let stripe: FakeStripe
+
+beforeAll(async () => {
+	stripe = await startFakeStripe({ seedPrices: false })
+})
+afterAll(async () => {
+	await stripe?.close()
+})
+
+function sync() {
+	return spawnSync(process.execPath, ['scripts/billing-sync.js'], {
+		cwd: projectRoot,
+		env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', STRIPE_SECRET_KEY: 'sk_test_sync', STRIPE_API_URL: stripe.url, APP_URL: 'https://app.callsheet.test' },
+		encoding: 'utf8',
+		timeout: 60_000,
+	})
+}
+
+test('creates every product, price and the portal configuration once, then leaves them alone', () => {
+	const first = sync()
+	expect(first.stderr).toBe('')
+	expect(first.status).toBe(0)
+	expect(first.stdout).toMatch(/19 created, 0 updated, 0 unchanged/)
+	const prices = stripe.store.all('price')
+	expect(prices.map((p) => p.lookup_key).sort()).toEqual(
+		['agency', 'broadcaster', 'network', 'solo', 'studio', 'team'].flatMap((plan) => [`${plan}_month`, `${plan}_year`]).sort(),
+	)
+	expect(prices.find((p) => p.lookup_key === 'team_year')).toMatchObject({ unit_amount: 49000, currency: 'usd', recurring: { interval: 'year' } })
+	const [portal] = stripe.store.all('billing_portal.configuration')
+	expect(portal).toMatchObject({ default_return_url: 'https://app.callsheet.test/account' })
+
+	const postsBefore = stripe.requests.filter((r) => r.method === 'POST' && r.path === '/v1/prices').length
+	const second = sync()
+	expect(second.status).toBe(0)
+	expect(second.stdout).toMatch(/0 created, 1 updated, 18 unchanged/) // the portal configuration is re-applied
+	expect(stripe.requests.filter((r) => r.method === 'POST' && r.path === '/v1/prices').length).toBe(postsBefore)
+	expect(stripe.store.all('price')).toHaveLength(12)
+})
+
+test('an archived price is replaced and takes its lookup key over', () => {
+	const old = stripe.store.all('price').find((p) => p.lookup_key === 'solo_month')!
+	old.active = false
+	const result = sync()
+	expect(result.status).toBe(0)
+	expect(result.stdout).toContain('updated    price solo_month')
+	const current = stripe.store.all('price').filter((p) => p.lookup_key === 'solo_month')
+	expect(current).toHaveLength(1)
+	expect(current[0]).toMatchObject({ active: true, unit_amount: 1900 })
+	expect(current[0]!.id).not.toBe(old.id)
+})

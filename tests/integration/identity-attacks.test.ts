@@ -1,0 +1,94 @@
+import { generateKeyPairSync } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { sessionCookie } from '../mocks/clerk.ts'
+import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
+import { startApp, type RunningApp } from '../support/app-server.ts'
+import { freshDatabaseUrl } from '../support/database.ts'
+import { postJson } from '../support/http.ts'
+import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
+
+// Every forged or unusable session is a JSON 401, decided without any call to the identity provider.
+let standIns: StandIns
+let app: RunningApp
+
+beforeAll(async () => {
+	standIns = await startStandIns()
+	app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...standIns.env })
+})
+afterAll(async () => {
+	await app?.stop()
+	await standIns?.close()
+})
+
+const now = () => Math.floor(Date.now() / 1000)
+const victim = newClerkUserId()
+
+function tampered(token: string) {
+	const [header, payload, signature] = token.split('.')
+	const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString())
+	claims.sub = 'user_admin'
+	return `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${signature}`
+}
+
+const attacks: Array<[string, () => Record<string, string>]> = [
+	['expired', () => ({ Cookie: sessionCookie(standIns.clerk.sign({ sub: victim, exp: now() - 60, iat: now() - 700, nbf: now() - 700 }), { clientUat: now() - 700 }) })],
+	['not yet valid', () => ({ Cookie: sessionCookie(standIns.clerk.sign({ sub: victim, nbf: now() + 600 })) })],
+	['alg none', () => ({ Cookie: sessionCookie(standIns.clerk.sign({ sub: victim }, { alg: 'none' })) })],
+	['HS256 keyed with the public key', () => ({ Cookie: sessionCookie(standIns.clerk.sign({ sub: victim }, { alg: 'HS256' })) })],
+	['signed with another key', () => ({ Cookie: sessionCookie(standIns.clerk.sign({ sub: victim }, { privateKey: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey })) })],
+	['tampered payload', () => ({ Cookie: sessionCookie(tampered(standIns.clerk.sign({ sub: victim }))) })],
+	['missing sub', () => ({ Cookie: sessionCookie(standIns.clerk.sign({ sub: undefined })) })],
+	['missing exp', () => ({ Cookie: sessionCookie(standIns.clerk.sign({ sub: victim, exp: undefined })) })],
+	['garbage', () => ({ Cookie: '__session=not.a.jwt; __client_uat=1' })],
+	['__session without __client_uat', () => ({ Cookie: `__session=${standIns.clerk.sign({ sub: victim })}` })],
+	['oversize token', () => ({ Cookie: sessionCookie(standIns.clerk.sign({ sub: victim, pad: 'x'.repeat(9000) }, { alg: 'none' })) })],
+	['bearer with a forged token', () => ({ Authorization: `Bearer ${tampered(standIns.clerk.sign({ sub: victim }))}` })],
+]
+
+describe.each([
+	['GET', '/api/billing/status'],
+	['POST', '/api/billing/checkout'],
+	['POST', '/api/billing/portal'],
+	['POST', '/api/account/delete-request'],
+])('%s %s', (method, path) => {
+	test.each(attacks)('%s → 401 JSON with no call to the identity provider', async (_label, headers) => {
+		const calls = standIns.clerkApi.requests.length
+		const response = await fetch(`${app.url}${path}`, {
+			method,
+			headers: { 'Content-Type': 'application/json', Accept: 'text/html', ...headers() },
+			body: method === 'POST' ? JSON.stringify({ plan: 'team', confirmEmail: 'a@b.test' }) : undefined,
+			redirect: 'manual',
+		})
+		expect(response.status).toBe(401)
+		expect(await response.json()).toEqual({ error: expect.any(String), code: 'unauthorized' })
+		expect(response.headers.get('set-cookie')).toBeNull()
+		expect(standIns.clerkApi.requests.length).toBe(calls)
+	})
+})
+
+test('a valid Bearer token works like the cookie', async () => {
+	const response = await fetch(`${app.url}/api/billing/status`, { headers: { Authorization: `Bearer ${standIns.clerk.sign({ sub: newClerkUserId() })}` } })
+	expect(response.status).toBe(200)
+})
+
+test("one user's valid session cannot read or change another user's data", async () => {
+	const alice = newClerkUserId()
+	const mallory = newClerkUserId()
+	standIns.clerkApi.setUser({ id: alice, email: 'alice@example.com' })
+	standIns.clerkApi.setUser({ id: mallory, email: 'mallory@example.com' })
+	await postJson(`${app.url}/api/billing/checkout`, { plan: 'team' }, sessionHeaders(standIns.clerk, alice))
+	const aliceState = await (await fetch(`${app.url}/api/billing/status`, { headers: sessionHeaders(standIns.clerk, alice) })).json()
+	expect(aliceState.processor_customer_id).toMatch(/^cus_/)
+	// Mallory sees her own (empty) state; naming Alice anywhere in the body changes nothing.
+	const malloryState = await (await fetch(`${app.url}/api/billing/status?user=${alice}`, { headers: sessionHeaders(standIns.clerk, mallory) })).json()
+	expect(malloryState.processor_customer_id).toBeNull()
+	const filing = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: 'alice@example.com', userId: alice }, sessionHeaders(standIns.clerk, mallory))
+	expect(filing.status).toBe(400)
+	expect(await filing.json()).toMatchObject({ code: 'email-mismatch' })
+})
+
+test('a header block larger than the server accepts is still answered with JSON', async () => {
+	const response = await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: `__session=${'x'.repeat(40_000)}` } })
+	expect(response.status).toBe(431)
+	expect(await response.json()).toMatchObject({ code: 'bad-body' })
+})
