@@ -10,9 +10,10 @@ import { NonceProvider } from './utils/nonce-provider.ts'
 export { startServices, stopServices } from './utils/lifecycle.server.ts'
 export { securityHeaders } from './utils/security-headers.server.ts'
 export { crossSiteFormRefusal } from './utils/forms.server.ts'
+export { healthBody, HEALTH_CACHE_SECONDS } from './utils/health.server.ts'
 export * as adminCommands from './modules/account-deletion/admin.server.ts'
 export { syncBillingCatalog } from './modules/billing/catalog-sync.server.ts'
-export { stripe } from './utils/stripe.server.ts'
+export { createStripeClient } from './utils/stripe.server.ts'
 export { initEnv } from './utils/env.server.ts'
 
 // Stock `remix-serve` (the benchmark's anchor) knows nothing of start-up: with CALLSHEET_AUTOSTART=1

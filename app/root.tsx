@@ -1,4 +1,3 @@
-import { ClerkProvider } from '@clerk/remix'
 import { rootAuthLoader } from '@clerk/remix/ssr.server'
 import type { LinksFunction, LoaderFunctionArgs, MetaFunction } from '@remix-run/node'
 import {
@@ -13,7 +12,8 @@ import {
 	useRouteError,
 	useRouteLoaderData,
 } from '@remix-run/react'
-import type { ReactNode } from 'react'
+import { lazy, Suspense, type ComponentType, type ReactNode } from 'react'
+import type { ClerkState } from './components/clerk-shell.tsx'
 import stylesheet from './styles/app.css?url'
 import { env } from './utils/env.server.ts'
 import { useNonce } from './utils/nonce-provider.ts'
@@ -28,9 +28,20 @@ export const meta: MetaFunction = () => [
 	{ name: 'description', content: 'Callsheet: pre-production for film and video.' },
 ]
 
+/**
+ * Clerk's browser SDK is large; signed-out visitors on pricing or contact do not need it. It is
+ * rendered for signed-in users (it keeps their session fresh) and on the sign-in pages. The server
+ * renders it synchronously, so the HTML is complete without JavaScript; the browser loads the chunk
+ * lazily and hydrates that part when it arrives.
+ */
+type ShellProps = { clerkState: ClerkState; nonce?: string; children: ReactNode }
+const ClerkShell: ComponentType<ShellProps> = import.meta.env.SSR
+	? (await import('./components/clerk-shell.tsx')).default
+	: lazy(() => import('./components/clerk-shell.tsx'))
+
 export async function loader(args: LoaderFunctionArgs) {
 	const config = env()
-	if (!config.clerkConfigured) return { signedIn: false, clerkConfigured: false }
+	if (!config.clerkConfigured) return { signedIn: false, clerkConfigured: false, loadClerk: false }
 	// With sign-in configured, Clerk's loader verifies the session (and may refresh it by redirect).
 	// authorizedParties is honoured at run time though its options type omits it.
 	const options = {
@@ -39,11 +50,15 @@ export async function loader(args: LoaderFunctionArgs) {
 		jwtKey: config.CLERK_JWT_KEY,
 		authorizedParties: [new URL(config.APP_URL).origin],
 	}
-	return rootAuthLoader(args, ({ request }) => ({ signedIn: Boolean(request.auth.userId), clerkConfigured: true }), options)
+	const onSignInPage = new URL(args.request.url).pathname.startsWith('/sign-in')
+	return rootAuthLoader(
+		args,
+		({ request }) => ({ signedIn: Boolean(request.auth.userId), clerkConfigured: true, loadClerk: onSignInPage || Boolean(request.auth.userId) }),
+		options,
+	)
 }
 
-type RootData = { signedIn: boolean; clerkConfigured: boolean; clerkState?: ClerkState }
-type ClerkState = Parameters<typeof ClerkProvider>[0]['clerkState']
+type RootData = { signedIn: boolean; clerkConfigured: boolean; loadClerk: boolean; clerkState?: ClerkState }
 
 function SiteHeader({ signedIn }: { signedIn: boolean }) {
 	return (
@@ -95,11 +110,13 @@ export default function App() {
 	// The loader's JSON is Clerk's own state object: typed as sent, not as Remix's serialised view.
 	const data = useLoaderData() as unknown as RootData
 	const nonce = useNonce()
-	if (!data.clerkState) return <Outlet />
+	if (!data.clerkState || !data.loadClerk) return <Outlet />
 	return (
-		<ClerkProvider clerkState={data.clerkState} nonce={nonce || undefined}>
-			<Outlet />
-		</ClerkProvider>
+		<Suspense fallback={<Outlet />}>
+			<ClerkShell clerkState={data.clerkState} nonce={nonce || undefined}>
+				<Outlet />
+			</ClerkShell>
+		</Suspense>
 	)
 }
 

@@ -16,7 +16,7 @@ import { startApp } from '../tests/support/app-server.ts'
 import { createDatabase, findPostgresBin, freePort, startTestPostgres, type TestPostgres } from '../tests/support/postgres.ts'
 import { BROWSER_UA, measureClientWeight, type PageWeight } from './lib/client-weight.ts'
 import { runLoad, type LoadRequest, type LoadResult } from './lib/load.ts'
-import { cleanupAll, installExitHandlers, onCleanup, spawnTracked, stopChild, trackPid } from './lib/processes.ts'
+import { cleanupAll, installExitHandlers, isBailing, notableLines, onCleanup, spawnTracked, stopChild, trackPid } from './lib/processes.ts'
 import {
 	evaluateTargets,
 	memoryTable,
@@ -29,6 +29,8 @@ import {
 	type SetResult,
 } from './lib/report.ts'
 import { RssSampler } from './lib/rss.ts'
+import { startCpuMeter, type CpuUsage } from './lib/cpu.ts'
+import { startLeanSmtp, type LeanSmtp } from './lib/lean-smtp.ts'
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -65,7 +67,14 @@ type Config = ReturnType<typeof readConfig>
 const BENCH_EMAIL = 'bench.user@example.test'
 const JSON_HEADERS = { Accept: 'application/json', 'Content-Type': 'application/json' }
 
-type EndpointSpec = { id: EndpointId; method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string; users?: 'few' | 'many' }
+type EndpointSpec = {
+	id: EndpointId
+	method: 'GET' | 'POST'
+	path: string
+	headers: Record<string, string>
+	body?: string
+	users?: 'few' | 'many'
+}
 
 const ENDPOINTS: EndpointSpec[] = [
 	{ id: 'health', method: 'GET', path: '/api/health', headers: { Accept: 'application/json' } },
@@ -77,10 +86,22 @@ const ENDPOINTS: EndpointSpec[] = [
 		method: 'POST',
 		path: '/api/contact',
 		headers: JSON_HEADERS,
-		body: JSON.stringify({ name: 'Bench Mark', email: 'visitor@example.test', subject: 'Benchmark', message: 'A message from npm run bench.' }),
+		body: JSON.stringify({
+			name: 'Bench Mark',
+			email: 'visitor@example.test',
+			subject: 'Benchmark',
+			message: 'A message from npm run bench.',
+		}),
 	},
 	// 10 checkouts and 10 deletion requests per user per minute: rotate through many users.
-	{ id: 'checkout', method: 'POST', path: '/api/billing/checkout', headers: JSON_HEADERS, body: JSON.stringify({ plan: 'solo', interval: 'month' }), users: 'many' },
+	{
+		id: 'checkout',
+		method: 'POST',
+		path: '/api/billing/checkout',
+		headers: JSON_HEADERS,
+		body: JSON.stringify({ plan: 'solo', interval: 'month' }),
+		users: 'many',
+	},
 	{
 		id: 'delete-request',
 		method: 'POST',
@@ -101,24 +122,11 @@ type Target = {
 	label: string
 	url: string
 	pid: number
-	/** Server output so far (for the log lines of one run). */
-	output: () => string
+	/** A position in the server's log, and the notable (non-request) lines logged since. */
+	logMark: () => number
+	logSince: (mark: number) => string[]
 	stop: () => Promise<void>
 	startupMs: number
-}
-
-const REQUEST_LOG = /^(?:\S+ )?(?:GET|POST|HEAD|PUT|PATCH|DELETE|OPTIONS) \S+ \d{3}\b/
-
-/** Log lines other than the per-request lines of our server and of morgan, deduplicated. */
-function notableLines(text: string, limit = 10): string[] {
-	const lines = new Set<string>()
-	for (const line of text.split('\n')) {
-		const trimmed = line.trim()
-		if (!trimmed || REQUEST_LOG.test(trimmed)) continue
-		lines.add(trimmed)
-		if (lines.size >= limit) break
-	}
-	return [...lines]
 }
 
 function baseEnv(): Record<string, string> {
@@ -139,15 +147,34 @@ http.createServer((req, res) => {
 	const proc = spawnTracked(process.execPath, ['-e', script], { cwd: projectRoot, env: { ...baseEnv(), PORT: String(port) } })
 	const stop = onCleanup('bare node:http', () => stopChild(proc.child, 3000))
 	await proc.waitFor(/listening/, 15_000)
-	return { label: 'node:http (bare)', url: `http://127.0.0.1:${port}`, pid: proc.child.pid!, output: proc.tail, stop, startupMs: Date.now() - started }
+	return {
+		label: 'node:http (bare)',
+		url: `http://127.0.0.1:${port}`,
+		pid: proc.child.pid!,
+		logMark: proc.mark,
+		logSince: proc.notableSince,
+		stop,
+		startupMs: Date.now() - started,
+	}
 }
 
 async function startOurs(label: string, databaseUrl: string, standIns: StandIns): Promise<Target> {
 	const started = Date.now()
-	const app = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env, BENCH_RAISE_CONTACT_LIMIT: '1' }, { timeoutMs: 240_000 })
+	// server/start.js listens on every interface today (it takes no host setting); HOST is passed so
+	// that it stays on loopback as soon as it honours one.
+	const env = { DATABASE_URL: databaseUrl, ...standIns.env, BENCH_RAISE_CONTACT_LIMIT: '1', HOST: '127.0.0.1' }
+	const app = await startApp(env, { timeoutMs: 240_000 })
 	trackPid(app.process.pid)
 	const stop = onCleanup(label, async () => void (await app.stop()))
-	return { label, url: app.url, pid: app.process.pid!, output: app.output, stop, startupMs: Date.now() - started }
+	return {
+		label,
+		url: app.url,
+		pid: app.process.pid!,
+		logMark: () => app.output().length,
+		logSince: (mark) => notableLines(app.output().slice(mark)),
+		stop,
+		startupMs: Date.now() - started,
+	}
 }
 
 async function startRemixServe(label: string, databaseUrl: string, standIns: StandIns): Promise<Target> {
@@ -172,7 +199,15 @@ async function startRemixServe(label: string, databaseUrl: string, standIns: Sta
 	// remix-serve closes its listener on SIGTERM but an open database pool keeps it alive: short grace.
 	const stop = onCleanup(label, () => stopChild(proc.child, 3000))
 	await proc.waitFor(/\[remix-serve\] http:\/\/localhost:\d+/, 240_000)
-	return { label, url: `http://127.0.0.1:${port}`, pid: proc.child.pid!, output: proc.tail, stop, startupMs: Date.now() - started }
+	return {
+		label,
+		url: `http://127.0.0.1:${port}`,
+		pid: proc.child.pid!,
+		logMark: proc.mark,
+		logSince: proc.notableSince,
+		stop,
+		startupMs: Date.now() - started,
+	}
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -211,7 +246,16 @@ function clearStandInRecords(standIns: StandIns) {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-function summarize(spec: EndpointSpec, load: LoadResult, peakRssMb: number, serverLog: string[], usersInRotation?: number): EndpointResult {
+function summarize(
+	spec: EndpointSpec,
+	load: LoadResult,
+	{
+		peakRssMb,
+		cpu,
+		serverLog,
+		usersInRotation,
+	}: { peakRssMb: number; cpu: CpuUsage; serverLog: string[]; usersInRotation?: number | undefined },
+): EndpointResult {
 	const statusCounts = Object.fromEntries(Object.entries(load.statusCodeStats).map(([status, { count }]) => [status, count]))
 	const responses = Object.values(statusCounts).reduce((sum, count) => sum + count, 0)
 	const ok = Object.entries(statusCounts)
@@ -234,6 +278,7 @@ function summarize(spec: EndpointSpec, load: LoadResult, peakRssMb: number, serv
 		errorSamples: load.samples,
 		serverLog,
 		peakRssMb,
+		cpu,
 		...(usersInRotation ? { usersInRotation } : {}),
 		load,
 	}
@@ -243,9 +288,13 @@ async function runSet(
 	target: Target,
 	meta: Pick<SetResult, 'id' | 'server' | 'database' | 'round' | 'anchor'> & { label: string },
 	specs: EndpointSpec[],
-	standIns: StandIns,
-	sampler: RssSampler,
-	config: Config,
+	{
+		standIns,
+		mail,
+		sampler,
+		config,
+		users: fixedPoolSize,
+	}: { standIns: StandIns; mail: LeanSmtp; sampler: RssSampler; config: Config; users?: number | undefined },
 ): Promise<SetResult & { cookies: string[] }> {
 	const endpoints: EndpointResult[] = []
 	const setPeak = sampler.phase()
@@ -255,7 +304,8 @@ async function runSet(
 		let users: string[] | undefined
 		if (spec.users) {
 			if (cookies.length === 0) {
-				const count = poolSize(healthRps, config)
+				// A repeated round uses the first round's pool size, so the two rounds do the same work.
+				const count = fixedPoolSize ?? poolSize(healthRps, config)
 				process.stdout.write(`  minting ${count} signed-in users… `)
 				cookies = mintUsers(standIns, count, meta.id.replace(/\W/g, ''))
 				process.stdout.write('done\n')
@@ -270,15 +320,23 @@ async function runSet(
 			startAt = warm.nextCookie
 			process.stdout.write('(warmed) ')
 		}
-		const outputMark = target.output().length
+		const logMark = target.logMark()
 		const peak = sampler.phase()
+		const cpu = startCpuMeter(target.pid, os.cpus().length)
+		const mailsBefore = mail.accepted()
 		const load = await runLoad(target.url, { ...request, startAt }, { seconds: config.seconds, connections: config.connections })
-		const result = summarize(spec, load, peak(), notableLines(target.output().slice(outputMark)), users?.length)
+		const result = summarize(spec, load, {
+			peakRssMb: peak(),
+			cpu: cpu(),
+			serverLog: target.logSince(logMark),
+			usersInRotation: users?.length,
+		})
+		if (spec.id === 'contact') result.mailsAccepted = mail.accepted() - mailsBefore
 		if (spec.id === 'health') healthRps = result.rps
 		endpoints.push(result)
 		clearStandInRecords(standIns)
 		console.log(
-			`${result.rps.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(1)} ms` +
+			`${result.rps.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(1)} ms, CPU server ${result.cpu.serverPct?.toFixed(0)}% machine ${result.cpu.machinePct.toFixed(0)}%` +
 				(result.errors || result.rateLimited ? `, ${result.errors} errors, ${result.rateLimited}× 429` : ''),
 		)
 		await sleep(300)
@@ -321,7 +379,13 @@ async function ensureBuild(config: Config) {
 	const serverBuild = path.join(projectRoot, 'build/server/index.js')
 	const exists = fs.existsSync(serverBuild)
 	const staleBy = exists ? newestInputs(fs.statSync(serverBuild).mtimeMs) : []
-	const reason = !exists ? 'no build' : config.build === '1' ? 'BENCH_BUILD=1' : staleBy.length > 0 && config.build === 'auto' ? 'sources newer than the build' : null
+	const reason = !exists
+		? 'no build'
+		: config.build === '1'
+			? 'BENCH_BUILD=1'
+			: staleBy.length > 0 && config.build === 'auto'
+				? 'sources newer than the build'
+				: null
 	if (reason && config.build !== '0') {
 		console.log(`Building (${reason}): npm run build`)
 		const proc = spawnTracked('npm', ['run', 'build'], { cwd: projectRoot, env: process.env })
@@ -333,7 +397,9 @@ async function ensureBuild(config: Config) {
 	}
 	if (!exists) throw new Error('No build (build/server/index.js) and BENCH_BUILD=0: run npm run build first.')
 	if (staleBy.length > 0) {
-		console.warn(`warning: the build is older than ${staleBy.length} source file(s) (${staleBy.slice(0, 5).join(', ')}…): measuring the old build.`)
+		console.warn(
+			`warning: the build is older than ${staleBy.length} source file(s) (${staleBy.slice(0, 5).join(', ')}…): measuring the old build.`,
+		)
 	}
 	return { built: false, reason: null, staleBy }
 }
@@ -342,7 +408,9 @@ async function ensureBuild(config: Config) {
 
 function git(args: string[]) {
 	try {
-		return execFileSync('git', args, { cwd: projectRoot, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim()
+		return execFileSync('git', args, { cwd: projectRoot, stdio: ['ignore', 'pipe', 'ignore'] })
+			.toString()
+			.trim()
 	} catch {
 		return ''
 	}
@@ -363,15 +431,23 @@ async function main() {
 	const dirty = git(['status', '--porcelain']).length > 0
 	console.log(
 		`bench: ${config.connections} connections, ${config.warmup} s warm-up + ${config.seconds} s per endpoint; ` +
-			`commit ${commit}${dirty ? ' (uncommitted changes)' : ''}; ${os.cpus().length} CPUs, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+			`commit ${commit}${dirty ? ' (uncommitted changes)' : ''}; ${os.cpus().length} CPUs, load ${os
+				.loadavg()
+				.map((l) => l.toFixed(2))
+				.join(' ')}`,
 	)
 	const build = await ensureBuild(config)
-	if (runPostgres && !findPostgresBin()) throw new Error('PostgreSQL binaries not found (apt-get install -y postgresql), or run with BENCH_ONLY=embedded')
+	if (runPostgres && !findPostgresBin())
+		throw new Error('PostgreSQL binaries not found (apt-get install -y postgresql), or run with BENCH_ONLY=embedded')
 
 	const tempRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'callsheet-bench-'))
 	onCleanup('temp folder', () => fs.rmSync(tempRoot, { recursive: true, force: true }))
 	const standIns = await startStandIns()
 	onCleanup('stand-ins', () => standIns.close())
+	const mail = await startLeanSmtp()
+	onCleanup('mail sink', () => mail.close())
+	// Servers mail through the lean sink, not the parsing test sink (see lib/lean-smtp.ts).
+	standIns.env.SMTP_URL = mail.url
 
 	let postgres: TestPostgres | undefined
 	if (runPostgres) {
@@ -410,16 +486,34 @@ async function main() {
 	console.log('\nAnchor: bare node:http')
 	const bare = await startBare()
 	await withServer(bare, async (sampler) =>
-		keep(await runSet(bare, { id: 'bare', label: 'node:http (bare)', server: 'node:http', database: 'none', anchor: true }, [ENDPOINTS[0]!], standIns, sampler, config)),
+		keep(
+			await runSet(bare, { id: 'bare', label: 'node:http (bare)', server: 'node:http', database: 'none', anchor: true }, [ENDPOINTS[0]!], {
+				standIns,
+				mail,
+				sampler,
+				config,
+			}),
+		),
 	)
 
 	// Anchor 2: the same build under stock remix-serve, on the database kind measured (PostgreSQL first).
 	const remixDb = runPostgres ? 'postgres' : 'embedded'
 	console.log(`\nAnchor: remix-serve on ${remixDb} (starting; a fresh database is migrated first)`)
 	const remixLabel = `remix-serve · ${remixDb}`
-	const remix = await startRemixServe(remixLabel, runPostgres ? await freshPostgres('bench_remix_serve') : freshEmbedded('remix-serve'), standIns)
+	const remix = await startRemixServe(
+		remixLabel,
+		runPostgres ? await freshPostgres('bench_remix_serve') : freshEmbedded('remix-serve'),
+		standIns,
+	)
 	await withServer(remix, async (sampler) =>
-		keep(await runSet(remix, { id: 'remix-serve', label: remixLabel, server: 'remix-serve', database: remixDb, anchor: true }, ENDPOINTS, standIns, sampler, config)),
+		keep(
+			await runSet(remix, { id: 'remix-serve', label: remixLabel, server: 'remix-serve', database: remixDb, anchor: true }, ENDPOINTS, {
+				standIns,
+				mail,
+				sampler,
+				config,
+			}),
+		),
 	)
 
 	if (runPostgres) {
@@ -429,12 +523,24 @@ async function main() {
 			let lastCookies: string[] = []
 			for (const round of [1, 2]) {
 				const label = `ours · postgres · round ${round}`
-				const result = keep(await runSet(ours, { id: `ours-postgres-${round}`, label, server: 'ours', database: 'postgres', round, anchor: false }, ENDPOINTS, standIns, sampler, config))
+				const result = keep(
+					await runSet(
+						ours,
+						{ id: `ours-postgres-${round}`, label, server: 'ours', database: 'postgres', round, anchor: false },
+						ENDPOINTS,
+						{ standIns, mail, sampler, config, users: lastCookies.length || undefined },
+					),
+				)
 				lastCookies = result.cookies
 			}
 			clientWeight = await measureClientWeight(
 				ours.url,
-				[{ path: '/' }, { path: '/pricing' }, { path: '/contact' }, { path: '/account', cookie: lastCookies[0] ?? mintUsers(standIns, 1, 'weight')[0] }],
+				[
+					{ path: '/' },
+					{ path: '/pricing' },
+					{ path: '/contact' },
+					{ path: '/account', cookie: lastCookies[0] ?? mintUsers(standIns, 1, 'weight')[0] },
+				],
 				path.join(projectRoot, 'build/client'),
 			)
 		})
@@ -444,7 +550,14 @@ async function main() {
 		console.log('\nOurs on the embedded database (starting; a fresh database is migrated first)')
 		const ours = await startOurs('ours · embedded', freshEmbedded('ours'), standIns)
 		await withServer(ours, async (sampler) => {
-			const result = keep(await runSet(ours, { id: 'ours-embedded', label: 'ours · embedded', server: 'ours', database: 'embedded', anchor: false }, ENDPOINTS, standIns, sampler, config))
+			const result = keep(
+				await runSet(
+					ours,
+					{ id: 'ours-embedded', label: 'ours · embedded', server: 'ours', database: 'embedded', anchor: false },
+					ENDPOINTS,
+					{ standIns, mail, sampler, config },
+				),
+			)
 			if (clientWeight.length === 0) {
 				clientWeight = await measureClientWeight(
 					ours.url,
@@ -469,7 +582,10 @@ async function main() {
 
 	const resultsDir = path.join(projectRoot, 'bench/results')
 	fs.mkdirSync(resultsDir, { recursive: true })
-	const stamp = startedAt.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-')
+	const stamp = startedAt
+		.toISOString()
+		.replace(/\.\d+Z$/, 'Z')
+		.replace(/:/g, '-')
 	const file = path.join(resultsDir, `${stamp}-${commit}.json`)
 	const record = {
 		startedAt: startedAt.toISOString(),
@@ -494,7 +610,8 @@ let exitCode = 0
 try {
 	await main()
 } catch (error) {
-	console.error(`\nbench failed: ${(error as Error).stack ?? String(error)}`)
+	// After SIGINT the teardown itself makes the run fail: that is not news.
+	if (!isBailing()) console.error(`\nbench failed: ${(error as Error).stack ?? String(error)}`)
 	exitCode = 1
 } finally {
 	await cleanupAll()

@@ -17,11 +17,12 @@ try {
 	console.error(error.message)
 	process.exit(1)
 }
-const stripe = entry.stripe()
-if (!stripe) {
+if (!config.STRIPE_SECRET_KEY) {
 	console.error('STRIPE_SECRET_KEY is not set: nothing to sync.')
 	process.exit(1)
 }
+// Not a visitor's request: wait longer and retry more than the web paths do (every write is idempotent).
+const stripe = entry.createStripeClient(config.STRIPE_SECRET_KEY, config.STRIPE_API_URL, { timeout: 30_000, maxNetworkRetries: 3 })
 try {
 	const report = await entry.syncBillingCatalog(stripe, config.APP_URL)
 	for (const item of report.created) console.log(`created    ${item}`)
@@ -31,3 +32,5 @@ try {
 	console.error(`billing:sync failed: ${error.message}`)
 	process.exit(1)
 }
+// The SDK's keep-alive sockets would hold the process open.
+process.exit(0)

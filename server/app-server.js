@@ -3,6 +3,18 @@ import http from 'node:http'
 import { createRequestHandler } from '@remix-run/node'
 import { sendFetchResponse, toFetchRequest } from './node-fetch-bridge.js'
 
+let healthHeaders
+function sendHealth(res, entry) {
+	healthHeaders ??= Object.fromEntries([
+		...entry.securityHeaders('health'),
+		['content-type', 'application/json; charset=utf-8'],
+		['cache-control', `public, max-age=${entry.HEALTH_CACHE_SECONDS}, s-maxage=${entry.HEALTH_CACHE_SECONDS}`],
+	])
+	const body = entry.healthBody()
+	res.writeHead(200, { ...healthHeaders, 'content-length': Buffer.byteLength(body) })
+	res.end(res.req.method === 'HEAD' ? undefined : body)
+}
+
 /**
  * The HTTP server shared by `npm start` and `npm run dev`: security headers on every response, a
  * request log line (health excepted), Remix for everything else, and a graceful stop.
@@ -32,6 +44,12 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				remix = createRequestHandler(build, mode)
 			}
 			const entry = build.entry.module
+			// The liveness probe is answered from memory, before any routing: it must stay cheap and up
+			// even when everything behind it is slow. Same payload as the api.health route.
+			if (req.url === '/api/health' && (req.method === 'GET' || req.method === 'HEAD')) {
+				sendHealth(res, entry)
+				return
+			}
 			const nonce = crypto.randomBytes(16).toString('base64')
 			const headers = entry.securityHeaders(nonce)
 			if (viteMiddleware && (await viteMiddleware(req, res))) return

@@ -1,6 +1,6 @@
 import { Form } from '@remix-run/react'
 import { useEffect, useRef, useState } from 'react'
-import { DELETION_REASON_MAX } from '#app/utils/validation/account.ts'
+import { DELETION_REASON_MAX } from '#app/utils/validation/limits.ts'
 import { formatDate } from './billing-summary.tsx'
 import { TextAreaField, TextField } from './field.tsx'
 

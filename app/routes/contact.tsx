@@ -13,7 +13,8 @@ import { submitContact } from '#app/modules/contact/contact.server.ts'
 import { clientIp } from '#app/utils/client-ip.server.ts'
 import { fieldErrors, formValues, readForm, type FieldErrors } from '#app/utils/forms.server.ts'
 import { waitInWords } from '#app/utils/retry-after.ts'
-import { CONTACT_LIMITS, contactSchema } from '#app/utils/validation/contact.ts'
+import { contactSchema } from '#app/utils/validation/contact.ts'
+import { CONTACT_LIMITS } from '#app/utils/validation/limits.ts'
 
 const FIELDS = ['name', 'email', 'subject', 'message'] as const
 // People never see this field; bots that fill every input do. Such posts are dropped silently.

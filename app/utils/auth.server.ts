@@ -29,7 +29,10 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 	const config = env()
 	if (!config.clerkConfigured) return null
 	try {
-		const state = await clerkClient().authenticateRequest(request, {
+		// Clerk needs only the URL and headers. Handing it a body-less copy keeps it from cloning the
+		// body stream, which fails under some adapters ("duplex option is required").
+		const headersOnly = new Request(request.url, { method: 'GET', headers: request.headers })
+		const state = await clerkClient().authenticateRequest(headersOnly, {
 			jwtKey: config.CLERK_JWT_KEY,
 			authorizedParties: [new URL(config.APP_URL).origin],
 		})

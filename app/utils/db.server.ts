@@ -1,7 +1,7 @@
 import { PrismaClient } from '#app/generated/prisma/client.ts'
 import { databaseTarget } from './db/database-url.ts'
 import { applyPendingMigrations } from './db/migrate.server.ts'
-import { openPostgres } from './db/pg-adapter.server.ts'
+import { openPostgres, withMigrationLock } from './db/pg-adapter.server.ts'
 import { openEmbeddedDatabase } from './db/pglite-adapter.server.ts'
 
 import type pg from 'pg'
@@ -20,7 +20,13 @@ export async function connectDatabase({ databaseUrl, projectRoot, migrate = true
 	if (target.kind === 'postgres') {
 		const database = openPostgres(target.url)
 		try {
-			if (migrate) await applyPendingMigrations({ projectRoot, query: (sql) => database.pool.query(sql) })
+			if (migrate) {
+				await applyPendingMigrations({
+					projectRoot,
+					query: (sql) => database.pool.query(sql),
+					exclusive: (work) => withMigrationLock(database.pool, work),
+				})
+			}
 		} catch (error) {
 			await database.close()
 			throw error

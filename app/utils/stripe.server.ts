@@ -3,6 +3,25 @@ import { env } from './env.server.ts'
 
 let client: Stripe | undefined
 
+type ClientOptions = { timeout: number; maxNetworkRetries: number }
+
+/** A client for STRIPE_SECRET_KEY/STRIPE_API_URL; operators' scripts pass longer timeouts. */
+export function createStripeClient(secretKey: string, apiUrl: string | undefined, { timeout, maxNetworkRetries }: ClientOptions) {
+	const api = apiUrl ? new URL(apiUrl) : undefined
+	return new Stripe(secretKey, {
+		maxNetworkRetries,
+		timeout,
+		telemetry: false,
+		...(api
+			? {
+					host: api.hostname,
+					port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)),
+					protocol: api.protocol.replace(':', '') as 'http' | 'https',
+				}
+			: {}),
+	})
+}
+
 /**
  * The processor's SDK, or null when STRIPE_SECRET_KEY is unset. Timeouts and retries are set on
  * purpose: a visitor waits on checkout, and the SDK's defaults (80 s, 2 retries) would hold them for
@@ -11,20 +30,6 @@ let client: Stripe | undefined
 export function stripe(): Stripe | null {
 	const config = env()
 	if (!config.STRIPE_SECRET_KEY) return null
-	if (!client) {
-		const api = config.STRIPE_API_URL ? new URL(config.STRIPE_API_URL) : undefined
-		client = new Stripe(config.STRIPE_SECRET_KEY, {
-			maxNetworkRetries: 1,
-			timeout: 5_000,
-			telemetry: false,
-			...(api
-				? {
-						host: api.hostname,
-						port: Number(api.port || (api.protocol === 'https:' ? 443 : 80)),
-						protocol: api.protocol.replace(':', '') as 'http' | 'https',
-					}
-				: {}),
-		})
-	}
+	client ??= createStripeClient(config.STRIPE_SECRET_KEY, config.STRIPE_API_URL, { timeout: 5_000, maxNetworkRetries: 1 })
 	return client
 }

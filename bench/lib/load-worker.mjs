@@ -36,7 +36,13 @@ const result = autocannon.aggregateResult([await autocannon(options)], options)
 parentPort.postMessage({
 	duration: result.duration,
 	requests: { average: result.requests.average, total: result.requests.total },
-	latency: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max, average: result.latency.average },
+	latency: {
+		p50: result.latency.p50,
+		p90: result.latency.p90,
+		p99: result.latency.p99,
+		max: result.latency.max,
+		average: result.latency.average,
+	},
 	throughputBytesPerSec: result.throughput.average,
 	counts: { '1xx': result['1xx'], '2xx': result['2xx'], '3xx': result['3xx'], '4xx': result['4xx'], '5xx': result['5xx'] },
 	non2xx: result.non2xx,

@@ -120,8 +120,12 @@ export async function stopChild(child: ChildProcess, graceMs = 10_000) {
 	if (child.pid) killTree(child.pid, 'SIGKILL') // strays (e.g. a migration process) left behind
 }
 
+let bailing = false
+
+/** True once a signal, an uncaught error or the watchdog has started tearing everything down. */
+export const isBailing = () => bailing
+
 export function installExitHandlers({ watchdogMs }: { watchdogMs: number }) {
-	let bailing = false
 	const bail = (reason: string, code: number) => {
 		// A second signal while cleaning up: exit now ('exit' below still SIGKILLs every tracked tree).
 		if (bailing) process.exit(code)
@@ -147,24 +151,61 @@ export function installExitHandlers({ watchdogMs }: { watchdogMs: number }) {
 	})
 }
 
-/** Spawns a process whose output is kept only as a bounded tail (for error messages). */
-export function spawnTracked(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }) {
-	const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] })
+/** A per-request log line: ours (`GET /path 200 1.2ms`) or remix-serve's morgan (`GET /path 200 - - 1.2 ms`). */
+export const REQUEST_LOG_LINE = /^(?:GET|POST|HEAD|PUT|PATCH|DELETE|OPTIONS) \S+ (?:\d{3}\b|- )/
+
+/** Log lines other than per-request lines, deduplicated, at most `limit`. */
+export function notableLines(text: string, limit = 10): string[] {
+	const lines = new Set<string>()
+	for (const line of text.split('\n')) {
+		const trimmed = line.trim()
+		if (!trimmed || REQUEST_LOG_LINE.test(trimmed)) continue
+		lines.add(trimmed)
+		if (lines.size >= limit) break
+	}
+	return [...lines]
+}
+
+/**
+ * Spawns a process whose output is kept as a bounded tail (for start-up errors) plus the lines that
+ * are not per-request log lines (for the report), so a long run does not keep every request's line.
+ */
+export function spawnTracked(command: string, args: string[], options: { cwd: string; env: Record<string, string | undefined> }) {
+	const env = Object.fromEntries(Object.entries(options.env).filter(([, value]) => value !== undefined)) as NodeJS.ProcessEnv
+	const child = spawn(command, args, { cwd: options.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
 	trackPid(child.pid)
 	child.once('exit', () => untrackPid(child.pid))
 	let tail = ''
+	const notable: string[] = []
+	let notableCount = 0
+	const partial = { stdout: '', stderr: '' }
 	const listeners = new Set<(chunk: string) => void>()
-	const onData = (chunk: Buffer) => {
+	const onData = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
 		const text = chunk.toString()
 		tail = (tail + text).slice(-64 * 1024)
+		const lines = (partial[stream] + text).split('\n')
+		partial[stream] = lines.pop() ?? ''
+		for (const line of lines) {
+			const trimmed = line.trim()
+			if (!trimmed || REQUEST_LOG_LINE.test(trimmed)) continue
+			notableCount++
+			notable.push(trimmed)
+			if (notable.length > 2000) notable.shift()
+		}
 		for (const listener of listeners) listener(text)
 	}
-	child.stdout!.on('data', onData)
-	child.stderr!.on('data', onData)
+	child.stdout!.on('data', onData('stdout'))
+	child.stderr!.on('data', onData('stderr'))
 	return {
 		child,
 		tail: () => tail,
-		/** Resolves when the accumulated output matches `pattern`; rejects on exit or timeout. */
+		/** A position in the notable lines, for notableSince. */
+		mark: () => notableCount,
+		notableSince(mark: number, limit = 10) {
+			const fresh = notable.slice(Math.max(0, notable.length - (notableCount - mark)))
+			return [...new Set(fresh)].slice(0, limit)
+		},
+		/** Resolves when the output matches `pattern`; rejects on exit or timeout. */
 		waitFor(pattern: RegExp, timeoutMs: number) {
 			return new Promise<RegExpMatchArray>((resolve, reject) => {
 				let seen = tail

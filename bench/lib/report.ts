@@ -1,4 +1,5 @@
 import type { PageWeight } from './client-weight.ts'
+import type { CpuUsage } from './cpu.ts'
 import type { LoadResult } from './load.ts'
 
 export type EndpointId = 'health' | 'pricing' | 'billing-status' | 'contact' | 'checkout' | 'delete-request'
@@ -23,7 +24,10 @@ export type EndpointResult = {
 	/** Server log lines other than the per-request log, during the measured run. */
 	serverLog: string[]
 	peakRssMb: number
+	cpu: CpuUsage
 	usersInRotation?: number
+	/** POST /api/contact: messages the mail sink accepted during the run. */
+	mailsAccepted?: number
 	load: LoadResult
 }
 
@@ -70,7 +74,20 @@ const fmt = (value: number | null | undefined, digits = 0) =>
 const ratio = (value: number | null) => (value === null ? '–' : `${value.toFixed(value < 10 ? 2 : 1)}×`)
 
 export function table(sets: SetResult[]): string {
-	const header = ['server', 'endpoint', 'req/s', '2xx/s', 'p50 ms', 'p99 ms', 'errors', '429', 'peak RSS MB', '× node:http', '× remix-serve']
+	const header = [
+		'server',
+		'endpoint',
+		'req/s',
+		'2xx/s',
+		'p50 ms',
+		'p99 ms',
+		'errors',
+		'429',
+		'peak RSS MB',
+		'CPU % srv/all',
+		'× node:http',
+		'× remix-serve',
+	]
 	const rows: string[][] = [header]
 	for (const set of sets) {
 		for (const result of set.endpoints) {
@@ -85,6 +102,7 @@ export function table(sets: SetResult[]): string {
 				String(result.errors),
 				String(result.rateLimited),
 				fmt(result.peakRssMb, 1),
+				`${fmt(result.cpu.serverPct)}/${fmt(result.cpu.machinePct)}`,
 				ratio(vsBare),
 				ratio(vsRemixServe),
 			])
@@ -194,7 +212,8 @@ export function targetsTable(targets: Target[]): string {
 		'| target | measured | wanted | met |',
 		'|:--|:--|:--|:--|',
 		...targets.map(
-			(t) => `| ${t.name} | ${t.measured} | ${t.threshold} | ${t.met === null ? 'not judged' : t.met ? 'yes' : '**no**'}${t.note ? ` (${t.note})` : ''} |`,
+			(t) =>
+				`| ${t.name} | ${t.measured} | ${t.threshold} | ${t.met === null ? 'not judged' : t.met ? 'yes' : '**no**'}${t.note ? ` (${t.note})` : ''} |`,
 		),
 	].join('\n')
 }

@@ -19,40 +19,45 @@ export function readMemory(pid: number): MemoryReading | null {
 
 export class RssSampler {
 	peakMb = 0
-	private phasePeak = 0
+	private phases = new Set<{ peak: number }>()
 	private timer: NodeJS.Timeout
 
-	constructor(readonly pid: number, intervalMs = 200) {
+	constructor(
+		readonly pid: number,
+		intervalMs = 200,
+	) {
 		this.sample()
 		this.timer = setInterval(() => this.sample(), intervalMs)
 		this.timer.unref()
 	}
 
-	private sample() {
+	private sample(): MemoryReading | null {
 		const reading = readMemory(this.pid)
-		if (!reading) return
+		if (!reading) return null
 		this.peakMb = Math.max(this.peakMb, reading.rssMb)
-		this.phasePeak = Math.max(this.phasePeak, reading.rssMb)
+		for (const phase of this.phases) phase.peak = Math.max(phase.peak, reading.rssMb)
+		return reading
 	}
 
-	/** Starts a new phase; the returned function gives the phase's peak VmRSS (MB). */
+	/** Starts a phase (phases may overlap); the returned function ends it with its peak VmRSS (MB). */
 	phase(): () => number {
+		const phase = { peak: 0 }
+		this.phases.add(phase)
 		this.sample()
-		this.phasePeak = readMemory(this.pid)?.rssMb ?? 0
 		return () => {
 			this.sample()
-			return this.phasePeak
+			this.phases.delete(phase)
+			return phase.peak
 		}
 	}
 
-	/** Current VmRSS and VmHWM (MB); also counted in the peak. */
+	/** Current VmRSS and VmHWM (MB); also counted in the peaks. */
 	now(): MemoryReading | null {
-		this.sample()
-		return readMemory(this.pid)
+		return this.sample()
 	}
 
 	stop(): MemoryReading | null {
-		const last = this.now()
+		const last = this.sample()
 		clearInterval(this.timer)
 		if (last) this.peakMb = Math.max(this.peakMb, last.hwmMb)
 		return last

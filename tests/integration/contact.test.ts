@@ -164,8 +164,24 @@ describe('rate limit: 5 per minute per client IP', () => {
 })
 
 describe('mail transport failures: 500 server-error, fast, and safe to retry', () => {
+	test('SMTP down → 500 server-error within 10 s', async () => {
+		const down = await startApp({ DATABASE_URL: await freshDatabaseUrl(), SMTP_URL: 'smtp://127.0.0.1:9', TRUST_PROXY: '1' })
+		try {
+			const started = Date.now()
+			const response = await postJson(`${down.url}/api/contact`, valid, { 'X-Forwarded-For': uniqueIp() })
+			expect(response.status).toBe(500)
+			expect(await response.json()).toMatchObject({ code: 'server-error' })
+			expect(Date.now() - started).toBeLessThan(10_000)
+		} finally {
+			await down.stop()
+		}
+	})
+
 	test.each([['reject'], ['hang'], ['hang-data']] as const)('SMTP %s → 500 within 10 s', async (mode) => {
 		sink.setMode(mode)
+		// The app keeps pooled connections open; a server that starts hanging on new connections is
+		// only met once the old ones are gone.
+		sink.dropConnections()
 		const started = Date.now()
 		const ip = uniqueIp()
 		const response = await contact(valid, ip)

@@ -18,7 +18,7 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stopped and re
 	let databaseUrl: string
 
 	beforeAll(async () => {
-		postgres = await startTestPostgres()
+		postgres = await startTestPostgres({ durable: true })
 		await createDatabase(postgres.adminUrl, 'faults')
 		databaseUrl = postgres.url('faults')
 		await runPrismaMigrateDeploy({ projectRoot, query: async () => ({ rows: [] }), databaseUrl })

@@ -19,19 +19,25 @@ describe('graceful shutdown', () => {
 			})
 			const accepted: string[] = []
 			let refused = 0
+			let firstAccepted: () => void = () => {}
+			const loadUnderway = new Promise<void>((resolve) => (firstAccepted = resolve))
 			const load = Promise.all(
 				users.map(async (id, i) => {
-					await new Promise((r) => setTimeout(r, i * 5))
+					await new Promise((r) => setTimeout(r, i * 10))
 					try {
 						const response = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${id}@example.com` }, sessionHeaders(standIns.clerk, id))
-						if (response.status === 200) accepted.push((await response.json()).request_id)
+						if (response.status === 200) {
+							accepted.push((await response.json()).request_id)
+							firstAccepted()
+						}
 						else expect(response.status).toBeGreaterThanOrEqual(500)
 					} catch {
 						refused++ // the server had stopped accepting: nothing was accepted, nothing to lose
 					}
 				}),
 			)
-			await new Promise((r) => setTimeout(r, 150))
+			// SIGTERM once the server is visibly busy: requests are in flight and more keep coming.
+			await loadUnderway
 			const exitCode = app.stop()
 			await load
 			expect(await exitCode).toBe(0)

@@ -28,6 +28,8 @@ export interface SmtpSink {
 		timeoutMs?: number,
 	): Promise<CapturedMail>
 	setMode(mode: SmtpMode): void
+	/** Cuts every open connection (a restarted server): pooled clients must connect anew. */
+	dropConnections(): void
 	close(): Promise<void>
 }
 
@@ -105,6 +107,9 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 		url: `smtp://127.0.0.1:${port}`,
 		messages,
 		setMode: (next) => void (mode = next),
+		dropConnections: () => {
+			for (const socket of sockets) socket.destroy()
+		},
 		waitForMessage(predicate = () => true, timeoutMs = 5000) {
 			const existing = messages.find(predicate)
 			if (existing) return Promise.resolve(existing)

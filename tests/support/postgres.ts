@@ -48,7 +48,11 @@ async function waitForReady(url: string, deadline: number) {
 	}
 }
 
-export async function startTestPostgres(): Promise<TestPostgres> {
+/**
+ * `durable: false` (the default) trades crash safety for speed; a test that kills the server and then
+ * counts what survived needs `durable: true`, or commits acknowledged before the crash are lost.
+ */
+export async function startTestPostgres({ durable = false } = {}): Promise<TestPostgres> {
 	const bin = findPostgresBin()
 	if (!bin) throw new Error('PostgreSQL binaries not found (apt-get install -y postgresql)')
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'callsheet-pg-'))
@@ -63,10 +67,18 @@ export async function startTestPostgres(): Promise<TestPostgres> {
 	const start = async () => {
 		const [cmd, args] = command(path.join(bin, 'postgres'), [
 			'-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', dir,
-			'-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200',
+			...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+			'-c', 'max_connections=200',
 		])
-		child = spawn(cmd, args, { stdio: 'ignore', detached: false })
-		await waitForReady(adminUrl, Date.now() + 30_000)
+		const log = fs.openSync(path.join(dir, 'server.log'), 'a')
+		child = spawn(cmd, args, { stdio: ['ignore', 'ignore', log], detached: false })
+		fs.closeSync(log)
+		try {
+			await waitForReady(adminUrl, Date.now() + 30_000)
+		} catch (error) {
+			const tail = fs.readFileSync(path.join(dir, 'server.log'), 'utf8').split('\n').slice(-8).join('\n')
+			throw new Error(`${(error as Error).message}\n${tail}`)
+		}
 	}
 	await start()
 
@@ -76,11 +88,23 @@ export async function startTestPostgres(): Promise<TestPostgres> {
 		start,
 		/** Simulates a crash: the server disappears without a clean shutdown. */
 		kill: () => {
-			child?.kill('SIGKILL')
+			// The postmaster and every backend die at once, as in a machine crash. Backends must go too:
+			// a survivor holds the shared memory and a new postmaster would refuse to start.
+			const postmaster = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
+			let backends: number[] = []
 			try {
-				// Under runuser the server is a grandchild: find it by its data folder.
-				execFileSync('pkill', ['-9', '-f', `postgres -D ${dataDir}`], { stdio: 'ignore' })
+				backends = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number)
 			} catch {}
+			for (const pid of [postmaster, ...backends]) {
+				try {
+					process.kill(pid, 'SIGKILL')
+				} catch {}
+			}
+			child?.kill('SIGKILL')
+			// In a container without an init that reaps orphans, the dead postmaster lingers as a zombie
+			// whose pid still "exists": drop its pid file, as a rebooted machine would have.
+			fs.rmSync(path.join(dataDir, 'postmaster.pid'), { force: true })
+			for (const file of fs.readdirSync(dir)) if (file.startsWith('.s.PGSQL.')) fs.rmSync(path.join(dir, file), { force: true })
 		},
 		stop: async () => {
 			if (child && child.exitCode === null) {

@@ -51,7 +51,7 @@ async function syncPrice(stripe: Stripe, plan: PaidPlan, interval: Interval, pro
 			nickname: `${PLAN_TABLE[plan].name} (${interval === 'year' ? 'yearly' : 'monthly'})`,
 			metadata: { plan, interval },
 		},
-		{ idempotencyKey: `sync-price-${key}-${amount}` },
+		{ idempotencyKey: `sync-price-${key}-${amount}-replacing-${current?.id ?? 'none'}` },
 	)
 	if (current && current.id !== price.id) await stripe.prices.update(current.id, { active: false })
 	;(current ? report.updated : report.created).push(`price ${key}`)

@@ -9,6 +9,8 @@ export type MigrateOptions = {
 	projectRoot: string
 	query: Query
 	beforeDeploy?: () => Promise<void>
+	/** Runs `work` while holding a lock that other instances of the app also take (PostgreSQL). */
+	exclusive?: <T>(work: () => Promise<T>) => Promise<T>
 	lockToken?: string
 	databaseUrl?: string
 }
@@ -37,17 +39,26 @@ async function appliedMigrationNames(query: Query): Promise<Set<string>> {
 /**
  * `prisma migrate deploy` is the one migration mechanism (operators run it too, as `npm run db:migrate`).
  * It costs ~10 s even with nothing to do (a timer in the wasm engine), so start-up first checks for
- * pending migrations itself and runs the CLI only when there are some. On PostgreSQL the CLI takes an
- * advisory lock, so instances starting together queue instead of racing.
+ * pending migrations itself and runs the CLI only when there are some. On PostgreSQL, instances
+ * starting together queue on our own advisory lock: the CLI's lock gives up after 10 s, which a
+ * second instance waiting on a first one's migration would hit.
  */
 export async function applyPendingMigrations(options: MigrateOptions) {
-	const applied = await appliedMigrationNames(options.query)
-	const pending = migrationNames(options.projectRoot).filter((name) => !applied.has(name))
-	if (pending.length === 0) return { applied: [] as string[] }
-	console.log(`database: applying ${pending.length} migration(s): ${pending.join(', ')}`)
-	await options.beforeDeploy?.()
-	await runPrismaMigrateDeploy(options)
-	return { applied: pending }
+	const pendingNow = async () => {
+		const applied = await appliedMigrationNames(options.query)
+		return migrationNames(options.projectRoot).filter((name) => !applied.has(name))
+	}
+	if ((await pendingNow()).length === 0) return { applied: [] as string[] }
+	const exclusive = options.exclusive ?? ((work) => work())
+	return exclusive(async () => {
+		// Another instance may have migrated while we waited for the lock.
+		const pending = await pendingNow()
+		if (pending.length === 0) return { applied: [] as string[] }
+		console.log(`database: applying ${pending.length} migration(s): ${pending.join(', ')}`)
+		await options.beforeDeploy?.()
+		await runPrismaMigrateDeploy(options)
+		return { applied: pending }
+	})
 }
 
 export function runPrismaMigrateDeploy({ projectRoot, lockToken, databaseUrl }: MigrateOptions): Promise<void> {

@@ -42,3 +42,22 @@ export function openPostgres(connectionString: string, options: { max?: number }
 	pool.on('error', (error) => console.error(`database: idle connection error: ${error.message}`))
 	return { pool, factory: new PrismaPg(pool), close: () => pool.end() }
 }
+
+// An arbitrary key of our own (Prisma uses 72707369 for its lock).
+const MIGRATION_LOCK_KEY = 20261122
+
+/** Runs `work` holding a session advisory lock that every instance takes before migrating. */
+export async function withMigrationLock<T>(pool: pg.Pool, work: () => Promise<T>): Promise<T> {
+	const client = await pool.connect()
+	try {
+		await client.query(`SET statement_timeout = '180s'`)
+		await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY])
+		try {
+			return await work()
+		} finally {
+			await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {})
+		}
+	} finally {
+		client.release()
+	}
+}

@@ -1,6 +1,8 @@
 import { z } from 'zod'
+import { DELETION_REASON_MAX } from './limits.ts'
 
-export const DELETION_REASON_MAX = 2000
+export { DELETION_REASON_MAX }
+
 
 export const deletionRequestSchema = z.object({
 	confirmEmail: z

@@ -1,4 +1,7 @@
 import { z } from 'zod'
+import { CONTACT_LIMITS } from './limits.ts'
+
+export { CONTACT_LIMITS }
 
 // Client-safe: the contact form's browser-side checks and the server use this one schema.
 
@@ -10,7 +13,6 @@ const text = (label: string, max: number) =>
 		.min(1, { error: `${label} is required.` })
 		.max(max, { error: `${label} must be at most ${max} characters.` })
 
-export const CONTACT_LIMITS = { name: 200, subject: 500, message: 10_000 } as const
 
 export const contactSchema = z.object({
 	name: text('Name', CONTACT_LIMITS.name),
