@@ -112,7 +112,9 @@ export default function App() {
 	const nonce = useNonce()
 	if (!data.clerkState || !data.loadClerk) return <Outlet />
 	return (
-		<Suspense fallback={<Outlet />}>
+		// Only a client-side move to a page that first needs Clerk waits here (e.g. on to /sign-in); the
+		// page must not render without its provider meanwhile.
+		<Suspense fallback={null}>
 			<ClerkShell clerkState={data.clerkState} nonce={nonce || undefined}>
 				<Outlet />
 			</ClerkShell>
