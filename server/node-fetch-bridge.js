@@ -26,10 +26,19 @@ export async function sendFetchResponse(res, response, extraHeaders) {
 	})
 	const cookies = response.headers.getSetCookie()
 	if (cookies.length > 0) headers['set-cookie'] = cookies
-	res.writeHead(response.status, response.statusText || undefined, headers)
 	if (!response.body || res.req.method === 'HEAD') {
+		res.writeHead(response.status, response.statusText || undefined, headers)
 		res.end()
 		return
 	}
+	// JSON answers are small: send them whole, with a length, in one write. Pages stream.
+	if (headers['content-type']?.startsWith('application/json')) {
+		const body = Buffer.from(await response.arrayBuffer())
+		headers['content-length'] = body.length
+		res.writeHead(response.status, response.statusText || undefined, headers)
+		res.end(body)
+		return
+	}
+	res.writeHead(response.status, response.statusText || undefined, headers)
 	await pipeline(Readable.fromWeb(response.body), res)
 }

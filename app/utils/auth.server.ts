@@ -21,6 +21,28 @@ export function clerkClient(): ClerkClient {
 	return client
 }
 
+// Verified sessions, by the exact credentials presented. RS256 verification runs on libuv's thread pool
+// for every request otherwise; the same token bytes always verify the same way, so a success is
+// remembered until the token's own expiry (Clerk tokens live about a minute). Failures are never
+// remembered, and the key includes __client_uat so a signed-out browser is not let in by a cache.
+const VERIFIED_LIMIT = 10_000
+const verified = new Map<string, { userId: string; expiresAt: number }>()
+
+function credentialsOf(request: Request) {
+	const bearer = request.headers.get('Authorization')?.match(/^Bearer\s+(\S+)$/i)?.[1]
+	if (bearer) return `bearer:${bearer}`
+	const cookies = request.headers.get('Cookie') ?? ''
+	const session = /(?:^|;\s*)__session=([^;]+)/.exec(cookies)?.[1]
+	const clientUat = /(?:^|;\s*)__client_uat=([^;]+)/.exec(cookies)?.[1]
+	return session ? `cookie:${session}|${clientUat ?? ''}` : null
+}
+
+function remember(key: string, userId: string, exp: unknown) {
+	if (typeof exp !== 'number') return
+	if (verified.size >= VERIFIED_LIMIT) verified.delete(verified.keys().next().value!)
+	verified.set(key, { userId, expiresAt: exp * 1000 })
+}
+
 /**
  * The identity-provider user id of the request's session, or null. API routes use this rather than
  * @clerk/remix's getAuth, which may throw a 307 "handshake" redirect: an API client must get JSON 401.
@@ -28,6 +50,10 @@ export function clerkClient(): ClerkClient {
 export async function sessionUserId(request: Request): Promise<string | null> {
 	const config = env()
 	if (!config.clerkConfigured) return null
+	const key = credentialsOf(request)
+	if (!key) return null
+	const known = verified.get(key)
+	if (known && known.expiresAt > Date.now()) return known.userId
 	try {
 		// Clerk needs only the URL and headers. Handing it a body-less copy keeps it from cloning the
 		// body stream, which fails under some adapters ("duplex option is required").
@@ -36,7 +62,10 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 			jwtKey: config.CLERK_JWT_KEY,
 			authorizedParties: [new URL(config.APP_URL).origin],
 		})
-		return state.isSignedIn ? state.toAuth().userId : null
+		if (!state.isSignedIn) return null
+		const auth = state.toAuth()
+		remember(key, auth.userId, auth.sessionClaims.exp)
+		return auth.userId
 	} catch (error) {
 		console.error(`auth: session verification failed: ${(error as Error).message}`)
 		return null

@@ -92,3 +92,13 @@ test('a header block larger than the server accepts is still answered with JSON'
 	expect(response.status).toBe(431)
 	expect(await response.json()).toMatchObject({ code: 'bad-body' })
 })
+
+test('a session remembered as verified does not outlive a sign-out (__client_uat=0) or another cookie', async () => {
+	const token = standIns.clerk.sign({ sub: newClerkUserId() })
+	const ok = await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: sessionCookie(token) } })
+	expect(ok.status).toBe(200)
+	const signedOut = await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: `__session=${token}; __client_uat=0` } })
+	expect(signedOut.status).toBe(401)
+	const tamperedAfter = await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: sessionCookie(tampered(token)) } })
+	expect(tamperedAfter.status).toBe(401)
+})
