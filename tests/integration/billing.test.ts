@@ -164,6 +164,19 @@ describe('POST /api/billing/checkout', () => {
 		expect((await checkout(newClerkUserId(), { plan: 'solo' })).status).toBe(200)
 	})
 
+	test('the processor hanging answers 500 server-error within 15 s (5 s timeout, one retry)', async () => {
+		standIns.stripe.setMode('hang')
+		const started = Date.now()
+		try {
+			const response = await checkout(newClerkUserId(), { plan: 'team' })
+			expect(response.status).toBe(500)
+			expect(await response.json()).toMatchObject({ code: 'server-error' })
+			expect(Date.now() - started).toBeLessThan(15_000)
+		} finally {
+			standIns.stripe.setMode('ok')
+		}
+	})
+
 	test('the processor failing answers 500 server-error, and a retry then works', async () => {
 		const userId = newClerkUserId()
 		standIns.stripe.setMode('error500')
