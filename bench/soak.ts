@@ -36,7 +36,10 @@ function freshUser() {
 let current = freshUser()
 let uses = 0
 function user() {
-	if (++uses > 5) (current = freshUser()), (uses = 0)
+	if (++uses > 5) {
+		current = freshUser()
+		uses = 0
+	}
 	return current
 }
 

@@ -1,4 +1,4 @@
-import type { AddressInfo, Socket } from 'node:net'
+import { listenOnLoopback } from '../../tests/mocks/http-util.ts'
 import { SMTPServer } from 'smtp-server'
 
 // The benchmark's mail server: accepts every message and throws it away, without parsing it (the test
@@ -9,7 +9,6 @@ export type LeanSmtp = { url: string; accepted: () => number; close: () => Promi
 
 export async function startLeanSmtp(): Promise<LeanSmtp> {
 	let accepted = 0
-	const sockets = new Set<Socket>()
 	const server = new SMTPServer({
 		authOptional: true,
 		disabledCommands: ['STARTTLS'],
@@ -25,15 +24,7 @@ export async function startLeanSmtp(): Promise<LeanSmtp> {
 			stream.resume()
 		},
 	})
-	server.server.on('connection', (socket: Socket) => {
-		sockets.add(socket)
-		socket.on('close', () => sockets.delete(socket))
-	})
-	await new Promise<void>((resolve, reject) => {
-		server.once('error', reject)
-		server.listen(0, '127.0.0.1', () => resolve())
-	})
-	const { port } = server.server.address() as AddressInfo
+	const { port, sockets } = await listenOnLoopback(server, server.server)
 	let closing: Promise<void> | undefined
 	return {
 		url: `smtp://127.0.0.1:${port}`,

@@ -12,7 +12,7 @@
 // another local process nor a page in the browser under test (DNS rebinding) can drive it.
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import http from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import { listenOnLoopback } from '../../tests/mocks/http-util.ts'
 import type { AddressObject } from 'mailparser'
 import type { StandIns } from '../../tests/mocks/serve-all.ts'
 import type { CapturedMail } from '../../tests/mocks/smtp.ts'
@@ -118,7 +118,6 @@ function isUserBody(body: unknown): body is { id: string; email: string; extraEm
 export async function startControlServer(standIns: StandIns): Promise<ControlServer> {
 	const token = randomBytes(24).toString('base64url')
 	let host = ''
-	const sockets = new Set<Socket>()
 
 	const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
 		if (req.headers.host !== host) return send(res, 421, { error: 'wrong Host' })
@@ -174,15 +173,7 @@ export async function startControlServer(standIns: StandIns): Promise<ControlSer
 			else res.destroy()
 		})
 	})
-	server.on('connection', (socket: Socket) => {
-		sockets.add(socket)
-		socket.on('close', () => sockets.delete(socket))
-	})
-	await new Promise<void>((resolve, reject) => {
-		server.once('error', reject)
-		server.listen(0, '127.0.0.1', () => resolve())
-	})
-	const { port } = server.address() as AddressInfo
+	const { port, sockets } = await listenOnLoopback(server)
 	host = `127.0.0.1:${port}`
 	let closing: Promise<void> | undefined
 	return {

@@ -1,7 +1,7 @@
 // Shared plumbing for the HTTP stand-ins (fake Clerk Backend API, fake Stripe).
 import { randomBytes } from 'node:crypto'
 import http from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import type { AddressInfo, Server, Socket } from 'node:net'
 
 /**
  * How a stand-in answers its API routes. `hang` never answers (the socket
@@ -20,8 +20,31 @@ export interface Listening {
 	close(): Promise<void>
 }
 
-export async function listen(handler: Handler): Promise<Listening> {
+type Listener = {
+	listen(port: number, host: string, callback: () => void): unknown
+	once(event: 'error', callback: (error: Error) => void): unknown
+}
+
+/**
+ * Listens on 127.0.0.1 (a free port) and tracks every open socket, so the stand-in's close() can cut
+ * hung connections instead of waiting for them. `netServer` is where connections arrive, when the
+ * listener wraps one (smtp-server's `.server`).
+ */
+export async function listenOnLoopback(listener: Listener, netServer: Server = listener as unknown as Server) {
 	const sockets = new Set<Socket>()
+	netServer.on('connection', (socket: Socket) => {
+		sockets.add(socket)
+		socket.on('close', () => sockets.delete(socket))
+	})
+	await new Promise<void>((resolve, reject) => {
+		listener.once('error', reject)
+		listener.listen(0, '127.0.0.1', () => resolve())
+	})
+	const { port } = netServer.address() as AddressInfo
+	return { port, sockets }
+}
+
+export async function listen(handler: Handler): Promise<Listening> {
 	const server = http.createServer((req, res) => {
 		Promise.resolve(handler(req, res)).catch((error: unknown) => {
 			// A bug in a stand-in must surface as a loud 500, not a hung request.
@@ -33,15 +56,7 @@ export async function listen(handler: Handler): Promise<Listening> {
 		})
 	})
 	// Hung requests keep keep-alive sockets open: close() must be able to cut them.
-	server.on('connection', (socket) => {
-		sockets.add(socket)
-		socket.on('close', () => sockets.delete(socket))
-	})
-	await new Promise<void>((resolve, reject) => {
-		server.once('error', reject)
-		server.listen(0, '127.0.0.1', () => resolve())
-	})
-	const { port } = server.address() as AddressInfo
+	const { port, sockets } = await listenOnLoopback(server)
 	let closing: Promise<void> | undefined
 	return {
 		server,

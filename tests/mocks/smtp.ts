@@ -1,6 +1,6 @@
 // An SMTP sink on 127.0.0.1 that captures and parses every message, with fault modes for
 // testing how the app reports mail failures. Facts: /work/shared/notes/stand-ins.md
-import type { AddressInfo, Socket } from 'node:net'
+import { listenOnLoopback } from './http-util.js'
 import { simpleParser, type ParsedMail } from 'mailparser'
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server'
 
@@ -41,7 +41,6 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 	let mode: SmtpMode = opts.mode ?? 'ok'
 	const messages: CapturedMail[] = []
 	const waiters = new Set<(mail: CapturedMail) => void>()
-	const sockets = new Set<Socket>()
 
 	const options: SMTPServerOptions = {
 		authOptional: true,
@@ -91,15 +90,7 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 	}
 	const server = new SMTPServer(options)
 	// Hung sessions (modes `hang`, `hang-data`) would otherwise keep close() waiting.
-	server.server.on('connection', (socket: Socket) => {
-		sockets.add(socket)
-		socket.on('close', () => sockets.delete(socket))
-	})
-	await new Promise<void>((resolve, reject) => {
-		server.once('error', reject)
-		server.listen(0, '127.0.0.1', () => resolve())
-	})
-	const { port } = server.server.address() as AddressInfo
+	const { port, sockets } = await listenOnLoopback(server, server.server)
 
 	let closing: Promise<void> | undefined
 	return {
