@@ -4,6 +4,8 @@
 //
 // Settings (environment): BENCH_SECONDS (10), BENCH_WARMUP (2), BENCH_CONNECTIONS (20),
 // BENCH_ONLY=postgres|embedded, BENCH_BUILD=auto|0|1 (auto: build when missing or older than app/).
+// For iterating on one change (the run is then marked partial): BENCH_ENDPOINTS=status,contact,…,
+// BENCH_ANCHORS=0 (skip both anchors), BENCH_ROUNDS=1, BENCH_NODE_ARGS (e.g. --cpu-prof for ours).
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -45,6 +47,16 @@ function numberSetting(name: string, fallback: number, min: number) {
 	return value
 }
 
+function endpointFilter() {
+	const raw = process.env.BENCH_ENDPOINTS?.trim()
+	if (!raw) return undefined
+	const known = ENDPOINTS.map((spec) => spec.id as string)
+	const wanted = raw.split(',').map((id) => id.trim())
+	const unknown = wanted.filter((id) => !known.includes(id))
+	if (unknown.length > 0) throw new Error(`BENCH_ENDPOINTS: unknown ${unknown.join(', ')} (known: ${known.join(', ')})`)
+	return wanted
+}
+
 function readConfig() {
 	const only = process.env.BENCH_ONLY?.trim() || undefined
 	if (only && only !== 'postgres' && only !== 'embedded') throw new Error(`BENCH_ONLY must be postgres or embedded (got "${only}")`)
@@ -56,6 +68,10 @@ function readConfig() {
 		connections: numberSetting('BENCH_CONNECTIONS', 20, 1),
 		only: only as 'postgres' | 'embedded' | undefined,
 		build: build as 'auto' | '0' | '1',
+		endpoints: endpointFilter(),
+		anchors: process.env.BENCH_ANCHORS?.trim() !== '0',
+		rounds: numberSetting('BENCH_ROUNDS', 2, 1),
+		nodeArgs: process.env.BENCH_NODE_ARGS?.trim().split(/\s+/) ?? [],
 	}
 }
 
@@ -158,12 +174,12 @@ http.createServer((req, res) => {
 	}
 }
 
-async function startOurs(label: string, databaseUrl: string, standIns: StandIns): Promise<Target> {
+async function startOurs(label: string, databaseUrl: string, standIns: StandIns, nodeArgs: string[] = []): Promise<Target> {
 	const started = Date.now()
 	// server/start.js listens on every interface today (it takes no host setting); HOST is passed so
 	// that it stays on loopback as soon as it honours one.
 	const env = { DATABASE_URL: databaseUrl, ...standIns.env, BENCH_RAISE_CONTACT_LIMIT: '1', HOST: '127.0.0.1' }
-	const app = await startApp(env, { timeoutMs: 240_000 })
+	const app = await startApp(env, { timeoutMs: 240_000, nodeArgs })
 	trackPid(app.process.pid)
 	const stop = onCleanup(label, async () => void (await app.stop()))
 	return {
@@ -421,7 +437,8 @@ async function main() {
 	const runPostgres = config.only !== 'embedded'
 	const runEmbedded = config.only !== 'postgres'
 	const serverSets = (runPostgres ? 2 : 0) + (runEmbedded ? 1 : 0) + 1
-	const endpointRuns = serverSets * ENDPOINTS.length + 1
+	const selected = config.endpoints ? ENDPOINTS.filter((spec) => config.endpoints!.includes(spec.id)) : ENDPOINTS
+	const endpointRuns = serverSets * ENDPOINTS.length * Math.max(1, config.rounds - 1) + 1
 	// Every run, every start-up (migrations included) and teardown, with room to spare: never hang.
 	const watchdogMs = (endpointRuns * (config.seconds + config.warmup + 20) + (serverSets + 1) * 240 + 900) * 1000
 	installExitHandlers({ watchdogMs })
@@ -482,52 +499,59 @@ async function main() {
 		return result
 	}
 
-	// Anchor 1: the bare node:http server.
-	console.log('\nAnchor: bare node:http')
-	const bare = await startBare()
-	await withServer(bare, async (sampler) =>
-		keep(
-			await runSet(bare, { id: 'bare', label: 'node:http (bare)', server: 'node:http', database: 'none', anchor: true }, [ENDPOINTS[0]!], {
-				standIns,
-				mail,
-				sampler,
-				config,
-			}),
-		),
-	)
+	if (config.anchors) {
+		// Anchor 1: the bare node:http server.
+		console.log('\nAnchor: bare node:http')
+		const bare = await startBare()
+		await withServer(bare, async (sampler) =>
+			keep(
+				await runSet(
+					bare,
+					{ id: 'bare', label: 'node:http (bare)', server: 'node:http', database: 'none', anchor: true },
+					[ENDPOINTS[0]!],
+					{
+						standIns,
+						mail,
+						sampler,
+						config,
+					},
+				),
+			),
+		)
 
-	// Anchor 2: the same build under stock remix-serve, on the database kind measured (PostgreSQL first).
-	const remixDb = runPostgres ? 'postgres' : 'embedded'
-	console.log(`\nAnchor: remix-serve on ${remixDb} (starting; a fresh database is migrated first)`)
-	const remixLabel = `remix-serve · ${remixDb}`
-	const remix = await startRemixServe(
-		remixLabel,
-		runPostgres ? await freshPostgres('bench_remix_serve') : freshEmbedded('remix-serve'),
-		standIns,
-	)
-	await withServer(remix, async (sampler) =>
-		keep(
-			await runSet(remix, { id: 'remix-serve', label: remixLabel, server: 'remix-serve', database: remixDb, anchor: true }, ENDPOINTS, {
-				standIns,
-				mail,
-				sampler,
-				config,
-			}),
-		),
-	)
+		// Anchor 2: the same build under stock remix-serve, on the database kind measured (PostgreSQL first).
+		const remixDb = runPostgres ? 'postgres' : 'embedded'
+		console.log(`\nAnchor: remix-serve on ${remixDb} (starting; a fresh database is migrated first)`)
+		const remixLabel = `remix-serve · ${remixDb}`
+		const remix = await startRemixServe(
+			remixLabel,
+			runPostgres ? await freshPostgres('bench_remix_serve') : freshEmbedded('remix-serve'),
+			standIns,
+		)
+		await withServer(remix, async (sampler) =>
+			keep(
+				await runSet(remix, { id: 'remix-serve', label: remixLabel, server: 'remix-serve', database: remixDb, anchor: true }, selected, {
+					standIns,
+					mail,
+					sampler,
+					config,
+				}),
+			),
+		)
+	}
 
 	if (runPostgres) {
-		console.log('\nOurs on PostgreSQL (two identical rounds on one server)')
-		const ours = await startOurs('ours · postgres', await freshPostgres('bench_ours'), standIns)
+		console.log(`\nOurs on PostgreSQL (${config.rounds} identical round(s) on one server)`)
+		const ours = await startOurs('ours · postgres', await freshPostgres('bench_ours'), standIns, config.nodeArgs)
 		await withServer(ours, async (sampler) => {
 			let lastCookies: string[] = []
-			for (const round of [1, 2]) {
+			for (let round = 1; round <= config.rounds; round++) {
 				const label = `ours · postgres · round ${round}`
 				const result = keep(
 					await runSet(
 						ours,
 						{ id: `ours-postgres-${round}`, label, server: 'ours', database: 'postgres', round, anchor: false },
-						ENDPOINTS,
+						selected,
 						{ standIns, mail, sampler, config, users: lastCookies.length || undefined },
 					),
 				)
@@ -548,13 +572,13 @@ async function main() {
 
 	if (runEmbedded) {
 		console.log('\nOurs on the embedded database (starting; a fresh database is migrated first)')
-		const ours = await startOurs('ours · embedded', freshEmbedded('ours'), standIns)
+		const ours = await startOurs('ours · embedded', freshEmbedded('ours'), standIns, config.nodeArgs)
 		await withServer(ours, async (sampler) => {
 			const result = keep(
 				await runSet(
 					ours,
 					{ id: 'ours-embedded', label: 'ours · embedded', server: 'ours', database: 'embedded', anchor: false },
-					ENDPOINTS,
+					selected,
 					{ standIns, mail, sampler, config },
 				),
 			)
@@ -592,6 +616,7 @@ async function main() {
 		finishedAt: new Date().toISOString(),
 		commit,
 		dirty,
+		partial: Boolean(config.endpoints) || !config.anchors || config.rounds !== 2 || config.nodeArgs.length > 0,
 		node: process.version,
 		cpus: os.cpus().length,
 		loadAverageAtEnd: os.loadavg(),

@@ -1,7 +1,9 @@
 import crypto from 'node:crypto'
 import http from 'node:http'
 import { createRequestHandler } from '@remix-run/node'
+import { createApiDispatch } from './api-dispatch.js'
 import { sendFetchResponse, toFetchRequest } from './node-fetch-bridge.js'
+import { createRequestLog } from './request-log.js'
 
 let healthHeaders
 function sendHealth(res, entry) {
@@ -17,24 +19,32 @@ function sendHealth(res, entry) {
 
 /**
  * The HTTP server shared by `npm start` and `npm run dev`: security headers on every response, a
- * request log line (health excepted), Remix for everything else, and a graceful stop.
+ * request log line (health excepted), fixed-path /api/* routes dispatched directly, Remix for
+ * everything else, and a graceful stop.
  */
 export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware }) {
 	let inFlight = 0
 	let closing = false
 	let remix
+	let apiRoute
+	let apiHeaders
 	let remixBuild
+	const log = createRequestLog()
 
 	const server = http.createServer(async (req, res) => {
 		const started = process.hrtime.bigint()
+		const url = req.url ?? '/'
+		const query = url.indexOf('?')
+		const pathname = query === -1 ? url : url.slice(0, query)
 		inFlight++
 		if (closing) res.setHeader('Connection', 'close')
+		let controller
 		res.on('close', () => {
 			inFlight--
-			const path = (req.url ?? '/').split('?')[0]
-			if (path !== '/api/health') {
+			if (controller && !res.writableFinished) controller.abort()
+			if (pathname !== '/api/health') {
 				const ms = Number(process.hrtime.bigint() - started) / 1e6
-				console.log(`${req.method} ${path} ${res.statusCode} ${ms.toFixed(1)}ms`)
+				log.line(`${req.method} ${pathname} ${res.statusCode} ${ms.toFixed(1)}ms`)
 			}
 		})
 		try {
@@ -42,27 +52,28 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			if (build !== remixBuild) {
 				remixBuild = build
 				remix = createRequestHandler(build, mode)
+				apiRoute = createApiDispatch(build)
+				// JSON answers render no HTML, so they need no per-request script nonce.
+				apiHeaders = build.entry.module.securityHeaders('api')
 			}
 			const entry = build.entry.module
 			// The liveness probe is answered from memory, before any routing: it must stay cheap and up
 			// even when everything behind it is slow. Same payload as the api.health route.
-			if (req.url === '/api/health' && (req.method === 'GET' || req.method === 'HEAD')) {
+			if (pathname === '/api/health' && (req.method === 'GET' || req.method === 'HEAD')) {
 				sendHealth(res, entry)
 				return
 			}
-			const nonce = crypto.randomBytes(16).toString('base64')
-			const headers = entry.securityHeaders(nonce)
-			if (viteMiddleware && (await viteMiddleware(req, res))) return
-			if (serveStatic?.(req, res, headers)) return
+			const direct = pathname.startsWith('/api/') ? apiRoute(req.method, pathname) : undefined
+			const nonce = direct ? 'api' : crypto.randomBytes(16).toString('base64')
+			const headers = direct ? apiHeaders : entry.securityHeaders(nonce)
+			if (!direct && viteMiddleware && (await viteMiddleware(req, res))) return
+			if (!direct && serveStatic?.(req, res, headers)) return
 
-			const controller = new AbortController()
-			res.on('close', () => {
-				if (!res.writableFinished) controller.abort()
-			})
+			controller = new AbortController()
 			const request = toFetchRequest(req, controller.signal)
-			const response =
-				entry.crossSiteFormRefusal(request) ??
-				(await remix(request, { cspNonce: nonce, remoteAddress: req.socket.remoteAddress }))
+			const context = { cspNonce: nonce, remoteAddress: req.socket.remoteAddress }
+			const response = entry.crossSiteFormRefusal(request) ?? (await (direct ? direct(request, context) : remix(request, context)))
+			if (!(response instanceof Response)) throw new Error(`${pathname} answered something other than a Response`)
 			await sendFetchResponse(res, response, headers)
 		} catch (error) {
 			if (res.headersSent) {
@@ -71,7 +82,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			}
 			console.error('server: request failed:', error)
 			const isApi = (req.url ?? '').startsWith('/api/')
-			res.writeHead(isApi ? 500 : 500, { 'content-type': isApi ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8' })
+			res.writeHead(500, { 'content-type': isApi ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8' })
 			res.end(
 				isApi
 					? JSON.stringify({ error: 'Something went wrong on our side. It is safe to try again.', code: 'server-error' })
@@ -103,12 +114,14 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 	/** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes the rest. */
 	async function shutdown(graceMs = 10_000) {
 		closing = true
+		log.flush()
 		const closed = new Promise((resolve) => server.close(resolve))
 		server.closeIdleConnections()
 		const deadline = Date.now() + graceMs
 		while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
 		server.closeAllConnections()
 		await closed
+		log.flush()
 	}
 
 	return { server, shutdown }

@@ -10,6 +10,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FullConfig } from '@playwright/test'
 import { startStandIns, type StandIns } from '../../tests/mocks/serve-all.ts'
+import { productionStart } from '../../tests/support/start-command.ts'
 import { startControlServer, type ControlServer } from './control-server.ts'
 import { E2E_ADMIN_USER_ID, E2E_ENV, type E2EClerkKeys } from './env.ts'
 
@@ -65,9 +66,11 @@ async function stopServer(child: ChildProcess | undefined): Promise<void> {
 function startServer(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
 	mkdirSync(path.dirname(SERVER_LOG), { recursive: true })
 	const log = createWriteStream(SERVER_LOG, { flags: 'w' })
-	const child = spawn(process.execPath, ['server/start.js'], {
+	// Run as `npm start` runs it: the same node flags and memory settings.
+	const start = productionStart()
+	const child = spawn(process.execPath, [...start.nodeArgs, start.script], {
 		cwd: projectRoot,
-		env,
+		env: { ...env, ...start.env },
 		stdio: ['ignore', 'pipe', 'pipe'],
 	})
 	child.stdout?.pipe(log, { end: false })
@@ -143,7 +146,9 @@ export default async function globalSetup(_config: FullConfig): Promise<() => Pr
 			// inherited from the shell would carry counts over between runs).
 			REDIS_URL: '',
 		})
-		console.log(`[e2e] app serving on ${baseURL} after ${((Date.now() - started) / 1000).toFixed(1)} s (log: ${path.relative(projectRoot, SERVER_LOG)})`)
+		console.log(
+			`[e2e] app serving on ${baseURL} after ${((Date.now() - started) / 1000).toFixed(1)} s (log: ${path.relative(projectRoot, SERVER_LOG)})`,
+		)
 
 		const { clerk } = standIns
 		const keys: E2EClerkKeys = {

@@ -50,6 +50,19 @@ describe('every /api/* answer is JSON', () => {
 	})
 })
 
+describe('API paths match as Remix matches them', () => {
+	test('any case and a trailing slash reach the same route; other methods still get JSON', async () => {
+		for (const path of ['/API/Billing/Status', '/api/billing/status/']) {
+			const response = await fetch(`${app.url}${path}`)
+			expect(response.status).toBe(401)
+			expect(await response.json()).toMatchObject({ code: 'unauthorized' })
+		}
+		const options = await fetch(`${app.url}/api/contact`, { method: 'OPTIONS' })
+		expect(options.status).toBe(405)
+		expect(options.headers.get('content-type')).toMatch(/^application\/json/)
+	})
+})
+
 describe('security headers', () => {
 	test('are on pages, API answers and static files; no X-Powered-By', async () => {
 		const home = await fetch(`${app.url}/`)

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import path from 'node:path'
 import { freePort } from './postgres.ts'
 import { projectRoot } from './project.ts'
+import { productionStart } from './start-command.ts'
 
 export type RunningApp = {
 	url: string
@@ -12,15 +13,23 @@ export type RunningApp = {
 	process: ChildProcess
 }
 
-/** Boots the real built server (`node server/start.js`) on a free port with the given environment. */
-export async function startApp(env: Record<string, string | undefined>, { timeoutMs = 60_000 } = {}): Promise<RunningApp> {
+/**
+ * Boots the real built server on a free port with the given environment, the way `npm start` runs it
+ * (the same node flags and memory settings, read from package.json).
+ */
+export async function startApp(
+	env: Record<string, string | undefined>,
+	{ timeoutMs = 60_000, nodeArgs = [] as string[] } = {},
+): Promise<RunningApp> {
 	// The port is chosen up front so APP_URL (return URLs, authorized parties) can name it.
 	const chosenPort = env.PORT ?? String(await freePort())
-	const child = spawn(process.execPath, [path.join(projectRoot, 'server/start.js')], {
+	const start = productionStart()
+	const child = spawn(process.execPath, [...start.nodeArgs, ...nodeArgs, path.join(projectRoot, start.script)], {
 		cwd: projectRoot,
 		env: {
 			PATH: process.env.PATH,
 			HOME: process.env.HOME,
+			...start.env,
 			NODE_ENV: 'production',
 			APP_URL: `http://127.0.0.1:${chosenPort}`,
 			...env,
