@@ -9,7 +9,8 @@ import { startLeanSmtp } from './lib/lean-smtp.ts'
 
 // `npm run soak`: a mixed load on every endpoint against PostgreSQL for SOAK_SECONDS (default 180),
 // loopback only, bounded in time. Every WINDOW seconds it reports requests, errors, p99 and the
-// server's RSS; it fails on any error or if RSS keeps growing after the first windows.
+// server's RSS; it fails on any error or if RSS in the last third of the run is above the first
+// third's by more than max(10 MB, 5 %).
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 180)
 const WINDOW = Number(process.env.SOAK_WINDOW ?? 15)
@@ -48,11 +49,25 @@ const mix: Array<() => Promise<Response>> = [
 	() => fetch(`${app.url}/api/health`),
 	() => fetch(`${app.url}/api/billing/status`, { headers: sessionHeaders(standIns.clerk, user()) }),
 	() => fetch(`${app.url}/pricing`),
-	() => fetch(`${app.url}/api/contact`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'Soak', email: 'soak@example.com', subject: 'Load', message: 'Hello' }) }),
-	() => fetch(`${app.url}/api/billing/checkout`, { method: 'POST', headers: { ...json, ...sessionHeaders(standIns.clerk, user()) }, body: '{"plan":"team"}' }),
+	() =>
+		fetch(`${app.url}/api/contact`, {
+			method: 'POST',
+			headers: json,
+			body: JSON.stringify({ name: 'Soak', email: 'soak@example.com', subject: 'Load', message: 'Hello' }),
+		}),
+	() =>
+		fetch(`${app.url}/api/billing/checkout`, {
+			method: 'POST',
+			headers: { ...json, ...sessionHeaders(standIns.clerk, user()) },
+			body: '{"plan":"team"}',
+		}),
 	() => {
 		const id = user()
-		return fetch(`${app.url}/api/account/delete-request`, { method: 'POST', headers: { ...json, ...sessionHeaders(standIns.clerk, id) }, body: JSON.stringify({ confirmEmail: `${id}@example.com` }) })
+		return fetch(`${app.url}/api/account/delete-request`, {
+			method: 'POST',
+			headers: { ...json, ...sessionHeaders(standIns.clerk, id) },
+			body: JSON.stringify({ confirmEmail: `${id}@example.com` }),
+		})
 	},
 ]
 
@@ -89,9 +104,17 @@ async function worker(offset: number) {
 
 function closeWindow() {
 	const sorted = latencies.sort((a, b) => a - b)
-	windows.push({ at: Math.round((Date.now() - (deadline - SECONDS * 1000)) / 1000), requests, errors, p99: sorted[Math.floor(sorted.length * 0.99)] ?? 0, rssMb: rss() })
+	windows.push({
+		at: Math.round((Date.now() - (deadline - SECONDS * 1000)) / 1000),
+		requests,
+		errors,
+		p99: sorted[Math.floor(sorted.length * 0.99)] ?? 0,
+		rssMb: rss(),
+	})
 	const w = windows.at(-1)!
-	console.log(`t=${String(w.at).padStart(4)}s  ${String(w.requests).padStart(6)} req  ${w.errors} errors  p99 ${w.p99.toFixed(1)} ms  RSS ${w.rssMb.toFixed(0)} MB`)
+	console.log(
+		`t=${String(w.at).padStart(4)}s  ${String(w.requests).padStart(6)} req  ${w.errors} errors  p99 ${w.p99.toFixed(1)} ms  RSS ${w.rssMb.toFixed(0)} MB`,
+	)
 	latencies = []
 	requests = 0
 	errors = 0
@@ -104,13 +127,22 @@ try {
 	await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => worker(i)))
 	if (requests > 0) closeWindow()
 	const totalErrors = windows.reduce((sum, w) => sum + w.errors, 0)
-	// Growth after warm-up: compare the second window with the last.
-	const settled = windows[1]?.rssMb ?? windows[0]?.rssMb ?? 0
-	const last = windows.at(-1)?.rssMb ?? 0
-	const growth = settled ? (last - settled) / settled : 0
-	console.log(`total: ${windows.reduce((s, w) => s + w.requests, 0)} requests, ${totalErrors} errors, ${userCounter} users; RSS ${settled.toFixed(0)} → ${last.toFixed(0)} MB (${(growth * 100).toFixed(1)} %)`)
+	// Growth after warm-up: the last third's highest RSS against the highest RSS up to the end of the
+	// first third (the first window, start-up and warm-up, excluded). A heap that has settled moves
+	// within a few MB; a leak keeps climbing from third to third.
+	const measured = windows.slice(1)
+	const third = Math.max(1, Math.floor(measured.length / 3))
+	const early = Math.max(0, ...measured.slice(0, third).map((w) => w.rssMb))
+	const late = Math.max(0, ...measured.slice(-third).map((w) => w.rssMb))
+	const allowance = Math.max(10, early * 0.05)
+	const growth = late - early
+	const peak = Math.max(0, ...windows.map((w) => w.rssMb))
+	console.log(
+		`total: ${windows.reduce((s, w) => s + w.requests, 0)} requests, ${totalErrors} errors, ${userCounter} users; ` +
+			`RSS first third ${early.toFixed(0)} MB → last third ${late.toFixed(0)} MB (${growth >= 0 ? '+' : ''}${growth.toFixed(1)} MB, allowed +${allowance.toFixed(1)}); peak ${peak.toFixed(0)} MB`,
+	)
 	for (const sample of errorSamples) console.log(`  error: ${sample}`)
-	failed = totalErrors > 0 || growth > 0.15
+	failed = totalErrors > 0 || measured.length < 3 || growth > allowance
 	console.log(failed ? 'soak: FAILED' : 'soak: passed')
 } finally {
 	await app.stop()

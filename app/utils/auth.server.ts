@@ -39,7 +39,14 @@ function credentialsOf(request: Request) {
 
 function remember(key: string, userId: string, exp: unknown) {
 	if (typeof exp !== 'number') return
-	if (verified.size >= VERIFIED_LIMIT) verified.delete(verified.keys().next().value!)
+	// Entries are kept in insertion order, which is close to expiry order (tokens share one lifetime):
+	// dropping expired ones from the head keeps the map to sessions seen within a token's lifetime,
+	// a few MB, instead of filling up to the limit with dead tokens.
+	const now = Date.now()
+	for (const [oldKey, entry] of verified) {
+		if (entry.expiresAt > now && verified.size < VERIFIED_LIMIT) break
+		verified.delete(oldKey)
+	}
 	verified.set(key, { userId, expiresAt: exp * 1000 })
 }
 
