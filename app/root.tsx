@@ -16,6 +16,7 @@ import { lazy, Suspense, type ComponentType, type ReactNode } from 'react'
 import type { ClerkState } from './components/clerk-shell.tsx'
 import stylesheet from './styles/app.css?url'
 import { env } from './utils/env.server.ts'
+import { pageUserId } from './utils/auth.server.ts'
 import { useNonce } from './utils/nonce-provider.ts'
 
 export const links: LinksFunction = () => [
@@ -51,9 +52,18 @@ export async function loader(args: LoaderFunctionArgs) {
 		authorizedParties: [new URL(config.APP_URL).origin],
 	}
 	const onSignInPage = new URL(args.request.url).pathname.startsWith('/sign-in')
+	// A signed-out visitor outside /sign-in gets no Clerk state (the provider is not loaded): one
+	// session check, shared with the page's own loader, instead of a second one in rootAuthLoader.
+	// It applies Clerk's handshake rules the same way (getAuth throws the same redirect).
+	const userId = await pageUserId(args)
+	if (!userId && !onSignInPage) return { signedIn: false, clerkConfigured: true, loadClerk: false }
 	return rootAuthLoader(
 		args,
-		({ request }) => ({ signedIn: Boolean(request.auth.userId), clerkConfigured: true, loadClerk: onSignInPage || Boolean(request.auth.userId) }),
+		({ request }) => ({
+			signedIn: Boolean(request.auth.userId),
+			clerkConfigured: true,
+			loadClerk: onSignInPage || Boolean(request.auth.userId),
+		}),
 		options,
 	)
 }
@@ -97,7 +107,9 @@ export function Layout({ children }: { children: ReactNode }) {
 					{children}
 				</main>
 				<footer className="site-footer">
-					<div className="site-footer__inner">© Callsheet · <a href="/contact">Contact support</a></div>
+					<div className="site-footer__inner">
+						© Callsheet · <a href="/contact">Contact support</a>
+					</div>
 				</footer>
 				<ScrollRestoration nonce={nonce} />
 				<Scripts nonce={nonce} />

@@ -1,5 +1,4 @@
 import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 
 // Converts between node:http and the Fetch API objects Remix speaks. Small on purpose: Remix's own
 // adapters do more than we need, per request (docs/decisions/0004-own-http-server.md).
@@ -40,5 +39,43 @@ export async function sendFetchResponse(res, response, extraHeaders) {
 		return
 	}
 	res.writeHead(response.status, response.statusText || undefined, headers)
-	await pipeline(Readable.fromWeb(response.body), res)
+	await writeStream(response.body, res)
+}
+
+function drainedOrClosed(res) {
+	return new Promise((resolve) => {
+		const settle = () => {
+			res.off('drain', settle)
+			res.off('close', settle)
+			resolve()
+		}
+		res.on('drain', settle)
+		res.on('close', settle)
+	})
+}
+
+// Pages stream: chunks go to the socket as React produces them, waiting on the socket when it is
+// full. A plain reader loop: wrapping the web stream in a node Readable and piping it measured
+// slower per page than this.
+async function writeStream(body, res) {
+	const reader = body.getReader()
+	const stopReading = () => reader.cancel().catch(() => {})
+	res.once('close', stopReading)
+	try {
+		for (;;) {
+			const { done, value } = await reader.read()
+			if (done) break
+			if (!res.write(value)) {
+				if (res.destroyed) break
+				await drainedOrClosed(res)
+				if (res.destroyed) break
+			}
+		}
+		res.end()
+	} catch (error) {
+		res.destroy(error)
+	} finally {
+		res.off('close', stopReading)
+		reader.releaseLock()
+	}
 }

@@ -90,17 +90,24 @@ export async function requireApiUser(request: Request): Promise<AppUser> {
  * For page loaders and actions: the session's user id via @clerk/remix, which may throw Clerk's 307
  * handshake redirect to refresh an expired session (right for a browser, unlike an API client).
  */
-export async function pageUserId(args: { request: Request; context: AppLoadContext; params: Params }) {
+export function pageUserId(args: { request: Request; context: AppLoadContext; params: Params }): Promise<string | null> {
 	const config = env()
-	if (!config.clerkConfigured) return null
-	const { userId } = await getAuth(args, {
-		secretKey: config.CLERK_SECRET_KEY,
-		publishableKey: config.CLERK_PUBLISHABLE_KEY,
-		jwtKey: config.CLERK_JWT_KEY,
-		authorizedParties: [new URL(config.APP_URL).origin],
-	} as Parameters<typeof getAuth>[1])
-	return userId
+	if (!config.clerkConfigured) return Promise.resolve(null)
+	// The root loader and the page's loader run for the same request object: verify once.
+	let pending = pageSessions.get(args.request)
+	if (!pending) {
+		pending = getAuth(args, {
+			secretKey: config.CLERK_SECRET_KEY,
+			publishableKey: config.CLERK_PUBLISHABLE_KEY,
+			jwtKey: config.CLERK_JWT_KEY,
+			authorizedParties: [new URL(config.APP_URL).origin],
+		} as Parameters<typeof getAuth>[1]).then((auth) => auth.userId)
+		pageSessions.set(args.request, pending)
+	}
+	return pending
 }
+
+const pageSessions = new WeakMap<Request, Promise<string | null>>()
 
 /** Where a signed-out visitor goes to sign in, coming back to `returnTo` afterwards. */
 export function signInUrl(returnTo: string) {
