@@ -404,7 +404,9 @@ async function ensureBuild(config: Config) {
 				: null
 	if (reason && config.build !== '0') {
 		console.log(`Building (${reason}): npm run build`)
-		const proc = spawnTracked('npm', ['run', 'build'], { cwd: projectRoot, env: process.env })
+		// vite-node runs this script with NODE_ENV=development: a build inheriting it ships React's
+		// development bundles (measured: 146 instead of 90 KiB of JavaScript per page, slower renders).
+		const proc = spawnTracked('npm', ['run', 'build'], { cwd: projectRoot, env: { ...process.env, NODE_ENV: 'production' } })
 		proc.child.stdout!.pipe(process.stdout)
 		proc.child.stderr!.pipe(process.stderr)
 		const code = await new Promise<number | null>((resolve) => proc.child.once('exit', resolve))
