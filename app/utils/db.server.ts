@@ -1,10 +1,10 @@
 import { PrismaClient } from '#app/generated/prisma/client.ts'
 import { databaseTarget } from './db/database-url.ts'
 import { applyPendingMigrations } from './db/migrate.server.ts'
-import { openPostgres, withMigrationLock } from './db/pg-adapter.server.ts'
-import { openEmbeddedDatabase } from './db/pglite-adapter.server.ts'
-
 import type pg from 'pg'
+
+// Each database's driver is loaded only when that database is chosen: a PostgreSQL deployment never
+// loads PGlite (PostgreSQL compiled to WebAssembly), and the embedded default never loads pg.
 
 type Connection = { prisma: PrismaClient; kind: 'postgres' | 'embedded'; pool?: pg.Pool; close: () => Promise<void> }
 
@@ -18,6 +18,7 @@ export async function connectDatabase({ databaseUrl, projectRoot, migrate = true
 	if (holder.__callsheetDb) return holder.__callsheetDb
 	const target = databaseTarget(databaseUrl)
 	if (target.kind === 'postgres') {
+		const { openPostgres, withMigrationLock } = await import('./db/pg-adapter.server.ts')
 		const database = openPostgres(target.url)
 		try {
 			if (migrate) {
@@ -36,6 +37,7 @@ export async function connectDatabase({ databaseUrl, projectRoot, migrate = true
 		return holder.__callsheetDb
 	}
 
+	const { openEmbeddedDatabase } = await import('./db/pglite-adapter.server.ts')
 	let database = await openEmbeddedDatabase(target.dataDir)
 	if (migrate) {
 		await applyPendingMigrations({

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import {
 	RateLimiterMemory,
 	RateLimiterPostgres,
@@ -24,7 +24,9 @@ export type Limiter = {
 
 let redis: Redis | undefined
 
-function redisClient(url: string) {
+async function redisClient(url: string) {
+	// Loaded only when REDIS_URL is set.
+	const { Redis } = await import('ioredis')
 	// No offline queue: a Redis outage must fail fast into the insurance limiter, not queue requests.
 	redis ??= new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000, lazyConnect: false })
 	redis.on('error', () => {})
@@ -37,7 +39,7 @@ async function createStore(name: string, points: number, duration: number): Prom
 	const insuranceLimiter = new RateLimiterMemory(base)
 	const config = env()
 	if (config.REDIS_URL) {
-		const client = redisClient(config.REDIS_URL)
+		const client = await redisClient(config.REDIS_URL)
 		// Until the connection is ready every command fails over to the insurance limiter, which would
 		// count a start-up burst apart from Redis: wait for it (briefly) before the first count.
 		if (client.status !== 'ready') {
