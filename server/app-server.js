@@ -6,14 +6,17 @@ import { sendFetchResponse, toFetchRequest } from './node-fetch-bridge.js'
 import { createRequestLog } from './request-log.js'
 
 let healthHeaders
+let healthAnswer = { body: '', headers: {} }
 function sendHealth(res, entry) {
 	healthHeaders ??= Object.fromEntries([
 		...entry.securityHeaders('health'),
 		['content-type', 'application/json; charset=utf-8'],
 		['cache-control', `public, max-age=${entry.HEALTH_CACHE_SECONDS}, s-maxage=${entry.HEALTH_CACHE_SECONDS}`],
 	])
+	// The payload changes every 10 s: its headers are built once per payload, not per request.
 	const body = entry.healthBody()
-	res.writeHead(200, { ...healthHeaders, 'content-length': Buffer.byteLength(body) })
+	if (body !== healthAnswer.body) healthAnswer = { body, headers: { ...healthHeaders, 'content-length': Buffer.byteLength(body) } }
+	res.writeHead(200, healthAnswer.headers)
 	res.end(res.req.method === 'HEAD' ? undefined : body)
 }
 
@@ -31,7 +34,19 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 	let remixBuild
 	const log = createRequestLog()
 
-	const server = http.createServer(async (req, res) => {
+	// The liveness probe is answered from memory, before any routing or bookkeeping: it must stay cheap
+	// and up even when everything behind it is slow. Same payload as the api.health route. (Until the
+	// first request has loaded the build, it takes the ordinary path below.)
+	const server = http.createServer((req, res) => {
+		if (remixBuild && req.url === '/api/health' && (req.method === 'GET' || req.method === 'HEAD')) {
+			if (closing) res.setHeader('Connection', 'close')
+			sendHealth(res, remixBuild.entry.module)
+			return
+		}
+		void handle(req, res)
+	})
+
+	async function handle(req, res) {
 		const started = process.hrtime.bigint()
 		const url = req.url ?? '/'
 		const query = url.indexOf('?')
@@ -57,8 +72,6 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				apiHeaders = build.entry.module.securityHeaders('api')
 			}
 			const entry = build.entry.module
-			// The liveness probe is answered from memory, before any routing: it must stay cheap and up
-			// even when everything behind it is slow. Same payload as the api.health route.
 			if (pathname === '/api/health' && (req.method === 'GET' || req.method === 'HEAD')) {
 				sendHealth(res, entry)
 				return
@@ -89,7 +102,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 					: 'Something went wrong on our side. Please try again.',
 			)
 		}
-	})
+	}
 	// Requests node:http rejects before any handler runs (malformed, header block over 16 KiB) still get
 	// a JSON answer, as every /api/* client expects.
 	server.on('clientError', (error, socket) => {
