@@ -6,7 +6,11 @@ import type pg from 'pg'
 // Each database's driver is loaded only when that database is chosen: a PostgreSQL deployment never
 // loads PGlite (PostgreSQL compiled to WebAssembly), and the embedded default never loads pg.
 
-type Connection = { prisma: PrismaClient; kind: 'postgres' | 'embedded'; pool?: pg.Pool; close: () => Promise<void> }
+/** A read every request makes, as one prepared SQL statement (docs/decisions/0011-prepared-sql-for-per-request-reads.md). */
+export type Statement = { name: string; text: string }
+type SqlRunner = (statement: Statement, values: unknown[]) => Promise<unknown[]>
+
+type Connection = { prisma: PrismaClient; kind: 'postgres' | 'embedded'; sql: SqlRunner; pool?: pg.Pool; close: () => Promise<void> }
 
 // Kept on globalThis so the dev server's module reloads reuse one connection (and one PGlite lock).
 const holder = globalThis as typeof globalThis & { __callsheetDb?: Connection }
@@ -33,7 +37,14 @@ export async function connectDatabase({ databaseUrl, projectRoot, migrate = true
 			throw error
 		}
 		const prisma = new PrismaClient({ adapter: database.factory })
-		holder.__callsheetDb = { prisma, kind: 'postgres', pool: database.pool, close: async () => (await prisma.$disconnect(), await database.close()) }
+		holder.__callsheetDb = {
+			prisma,
+			kind: 'postgres',
+			// Named: each pooled connection parses and plans the statement once, then only binds values.
+			sql: async ({ name, text }, values) => (await database.pool.query({ name, text, values })).rows,
+			pool: database.pool,
+			close: async () => (await prisma.$disconnect(), await database.close()),
+		}
 		return holder.__callsheetDb
 	}
 
@@ -51,9 +62,12 @@ export async function connectDatabase({ databaseUrl, projectRoot, migrate = true
 		if (database.pglite.closed) database = await openEmbeddedDatabase(target.dataDir)
 	}
 	const prisma = new PrismaClient({ adapter: database.factory })
+	const pglite = database.pglite
 	holder.__callsheetDb = {
 		prisma,
 		kind: 'embedded',
+		// PGlite runs one statement at a time and waits for an open transaction to end first.
+		sql: async ({ text }, values) => (await pglite.query(text, values)).rows,
 		close: async () => (await prisma.$disconnect(), await database.close()),
 	}
 	return holder.__callsheetDb
@@ -68,6 +82,21 @@ export async function disconnectDatabase() {
 export function db(): PrismaClient {
 	if (!holder.__callsheetDb) throw new Error('The database is not connected: call connectDatabase() at start-up.')
 	return holder.__callsheetDb.prisma
+}
+
+/**
+ * Rows of a prepared read, on whichever database is connected. Both speak PostgreSQL, so one SQL text
+ * serves both; table and column names are those of prisma/schema.prisma (quoted, as Prisma creates them).
+ */
+export async function queryRows<Row>(statement: Statement, values: unknown[]): Promise<Row[]> {
+	if (!holder.__callsheetDb) throw new Error('The database is not connected: call connectDatabase() at start-up.')
+	return (await holder.__callsheetDb.sql(statement, values)) as Row[]
+}
+
+/** The PostgreSQL error code (SQLSTATE) of a failed prepared read, e.g. 42P01 for a missing table. */
+export function sqlStateOf(error: unknown): string | undefined {
+	const code = (error as { code?: unknown } | null)?.code
+	return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined
 }
 
 export function databaseKind() {

@@ -1,22 +1,33 @@
 import { Prisma } from '#app/generated/prisma/client.ts'
-import { db } from './db.server.ts'
+import { db, queryRows } from './db.server.ts'
 
 export type AppUser = { id: string; clerkId: string; stripeCustomerId: string | null; trialUsed: boolean }
 
 const select = { id: true, clerkId: true, stripeCustomerId: true, trialUsed: true } as const
+
+// Every signed-in request reads this row: a prepared statement, not a Prisma query (decision 0011).
+const USER_BY_CLERK_ID = {
+	name: 'user_by_clerk_id',
+	text: 'SELECT "id", "clerkId", "stripeCustomerId", "trialUsed" FROM "User" WHERE "clerkId" = $1',
+}
+
+export async function findUser(clerkId: string): Promise<AppUser | null> {
+	const [user] = await queryRows<AppUser>(USER_BY_CLERK_ID, [clerkId])
+	return user ?? null
+}
 
 /**
  * The user's row, created by their first signed-in request. Concurrent first requests race on the
  * unique clerkId: the loser reads the winner's row, so there is always exactly one.
  */
 export async function ensureUser(clerkId: string): Promise<AppUser> {
-	const existing = await db().user.findUnique({ where: { clerkId }, select })
+	const existing = await findUser(clerkId)
 	if (existing) return existing
 	try {
 		return await db().user.create({ data: { clerkId }, select })
 	} catch (error) {
 		if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
-			const winner = await db().user.findUnique({ where: { clerkId }, select })
+			const winner = await findUser(clerkId)
 			if (winner) return winner
 		}
 		throw error

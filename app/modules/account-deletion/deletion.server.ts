@@ -1,6 +1,6 @@
 import { Prisma } from '#app/generated/prisma/client.ts'
 import { deletionLimiter } from '#app/utils/abuse-limits.server.ts'
-import { db } from '#app/utils/db.server.ts'
+import { db, queryRows, sqlStateOf } from '#app/utils/db.server.ts'
 import { primaryEmail } from '#app/utils/identity.server.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
 import type { DeletionRequestInput } from '#app/utils/validation/account.ts'
@@ -17,20 +17,24 @@ export type DeletionResult =
 	| { status: 'error'; code: 'email-mismatch' | 'unauthorized' | 'identity-provider-unavailable' | 'db-error'; detail?: string }
 	| { status: 'error'; code: 'rate-limited'; retryAfterSeconds: number }
 
+// Prisma reports a missing table as P2021; a prepared read gets PostgreSQL's own 42P01.
 function isMissingTable(error: unknown) {
-	return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2021'
+	return (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2021') || sqlStateOf(error) === '42P01'
 }
 
 function isUniqueViolation(error: unknown) {
 	return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002'
 }
 
+// A user files again with the same request pending: read on every filing, so prepared (decision 0011).
+const PENDING_REQUEST_OF_USER = {
+	name: 'pending_deletion_request_of_user',
+	text: `SELECT "id" AS "requestId", "submittedAt" FROM "DeletionRequest" WHERE "userId" = $1 AND "status" = 'pending' LIMIT 1`,
+}
+
 export async function pendingDeletionRequest(userId: string): Promise<PendingRequest | null> {
-	const pending = await db().deletionRequest.findFirst({
-		where: { userId, status: 'pending' },
-		select: { id: true, submittedAt: true },
-	})
-	return pending ? { requestId: pending.id, submittedAt: pending.submittedAt } : null
+	const [pending] = await queryRows<PendingRequest>(PENDING_REQUEST_OF_USER, [userId])
+	return pending ?? null
 }
 
 /** Creates the pending request and its audit entry together; a concurrent twin makes us read theirs. */

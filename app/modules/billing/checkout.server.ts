@@ -1,5 +1,5 @@
 import { checkoutLimiter } from '#app/utils/abuse-limits.server.ts'
-import { db } from '#app/utils/db.server.ts'
+import { queryRows } from '#app/utils/db.server.ts'
 import { env } from '#app/utils/env.server.ts'
 import { stripe } from '#app/utils/stripe.server.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
@@ -14,6 +14,11 @@ export type CheckoutResult =
 	| { status: 'error'; code: 'processor_not_configured' | 'already-subscribed' | 'server-error' }
 	| { status: 'error'; code: 'rate-limited'; retryAfterSeconds: number }
 
+const SUBSCRIPTION_STATUS_OF_USER = {
+	name: 'subscription_status_of_user',
+	text: 'SELECT "processorStatus" FROM "Subscription" WHERE "userId" = $1',
+}
+
 /** contract.md: a trial only for a user who has never had a subscription or a trial. */
 export function trialEligible(trialUsed: boolean, hasSubscriptionRecord: boolean) {
 	return !trialUsed && !hasSubscriptionRecord
@@ -26,7 +31,7 @@ export async function startCheckout(user: AppUser, { plan, interval }: CheckoutR
 	const limit = await checkoutLimiter.consume(user.id)
 	if (!limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
 
-	const current = await db().subscription.findUnique({ where: { userId: user.id }, select: { processorStatus: true } })
+	const [current] = await queryRows<{ processorStatus: string }>(SUBSCRIPTION_STATUS_OF_USER, [user.id])
 	// Plan changes go through the customer portal, never through a second subscription.
 	if (current && hasSubscription(mapProcessorStatus(current.processorStatus))) {
 		return { status: 'error', code: 'already-subscribed' }

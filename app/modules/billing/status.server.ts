@@ -1,4 +1,4 @@
-import { db } from '#app/utils/db.server.ts'
+import { queryRows } from '#app/utils/db.server.ts'
 import { ensureUser } from '#app/utils/users.server.ts'
 import { trialEligible } from './checkout.server.ts'
 import { FALLBACK_STATE, subscriptionState, type SubscriptionState } from './subscription-state.ts'
@@ -14,25 +14,38 @@ export async function billingStatus(clerkId: string): Promise<SubscriptionState>
 
 export type BillingOverview = { state: SubscriptionState; trialEligible: boolean; cancelAtPeriodEnd: boolean }
 
+type OverviewRow = {
+	stripeCustomerId: string | null
+	trialUsed: boolean
+	plan: string | null
+	processorStatus: string | null
+	currentPeriodEnd: Date | null
+	cancelAtPeriodEnd: boolean | null
+}
+
+// The user with their subscription, if any: one round trip, prepared once per connection (decision 0011).
+const OVERVIEW_BY_CLERK_ID = {
+	name: 'billing_overview_by_clerk_id',
+	text: `SELECT u."stripeCustomerId", u."trialUsed", s."plan", s."processorStatus", s."currentPeriodEnd", s."cancelAtPeriodEnd"
+		FROM "User" u LEFT JOIN "Subscription" s ON s."userId" = u."id" WHERE u."clerkId" = $1`,
+}
+
 /** The status payload plus what the pricing and account pages also show, in one query. */
 export async function billingOverview(clerkId: string): Promise<BillingOverview> {
 	try {
-		const user = await db().user.findUnique({
-			where: { clerkId },
-			select: {
-				stripeCustomerId: true,
-				trialUsed: true,
-				subscription: { select: { plan: true, processorStatus: true, currentPeriodEnd: true, cancelAtPeriodEnd: true } },
-			},
-		})
+		const [user] = await queryRows<OverviewRow>(OVERVIEW_BY_CLERK_ID, [clerkId])
 		if (!user) {
 			await ensureUser(clerkId)
 			return { state: subscriptionState(null, null), trialEligible: true, cancelAtPeriodEnd: false }
 		}
+		const subscription =
+			user.processorStatus === null
+				? null
+				: { plan: user.plan ?? 'free', processorStatus: user.processorStatus, currentPeriodEnd: user.currentPeriodEnd }
 		return {
-			state: subscriptionState(user.stripeCustomerId, user.subscription),
-			trialEligible: trialEligible(user.trialUsed, Boolean(user.subscription)),
-			cancelAtPeriodEnd: user.subscription?.cancelAtPeriodEnd ?? false,
+			state: subscriptionState(user.stripeCustomerId, subscription),
+			trialEligible: trialEligible(user.trialUsed, Boolean(subscription)),
+			cancelAtPeriodEnd: user.cancelAtPeriodEnd ?? false,
 		}
 	} catch (error) {
 		console.error(`billing: status for ${clerkId} fell back to free/none: ${(error as Error).message}`)
