@@ -89,14 +89,15 @@ type EndpointSpec = {
 	path: string
 	headers: Record<string, string>
 	body?: string
-	users?: 'few' | 'many'
+	signedIn?: true
 }
 
 const ENDPOINTS: EndpointSpec[] = [
 	{ id: 'health', method: 'GET', path: '/api/health', headers: { Accept: 'application/json' } },
 	{ id: 'pricing', method: 'GET', path: '/pricing', headers: { Accept: 'text/html', 'User-Agent': BROWSER_UA } },
-	// Status never limits: a small set of users, each read many times (their rows exist after the warm-up).
-	{ id: 'billing-status', method: 'GET', path: '/api/billing/status', headers: { Accept: 'application/json' }, users: 'few' },
+	// Signed-in endpoints rotate through one pool of users, each making the same request again and again
+	// (their rows, customers and pending requests exist after the warm-up): the steady state, not sign-up.
+	{ id: 'billing-status', method: 'GET', path: '/api/billing/status', headers: { Accept: 'application/json' }, signedIn: true },
 	{
 		id: 'contact',
 		method: 'POST',
@@ -109,14 +110,15 @@ const ENDPOINTS: EndpointSpec[] = [
 			message: 'A message from npm run bench.',
 		}),
 	},
-	// 10 checkouts and 10 deletion requests per user per minute: rotate through many users.
+	// Checkout and deletion are limited to 10 per user per minute: the servers run with
+	// BENCH_RAISE_LIMITS=1 (loopback only), which raises every limit but still counts in the same store.
 	{
 		id: 'checkout',
 		method: 'POST',
 		path: '/api/billing/checkout',
 		headers: JSON_HEADERS,
 		body: JSON.stringify({ plan: 'solo', interval: 'month' }),
-		users: 'many',
+		signedIn: true,
 	},
 	{
 		id: 'delete-request',
@@ -124,12 +126,11 @@ const ENDPOINTS: EndpointSpec[] = [
 		path: '/api/account/delete-request',
 		headers: JSON_HEADERS,
 		body: JSON.stringify({ confirmEmail: BENCH_EMAIL, reason: 'benchmark' }),
-		users: 'many',
+		signedIn: true,
 	},
 ]
 
-const USER_LIMIT_PER_MINUTE = 10
-const FEW_USERS = 200
+const USERS = 200
 
 // ---------------------------------------------------------------------------------------------------
 // Servers
@@ -178,7 +179,7 @@ async function startOurs(label: string, databaseUrl: string, standIns: StandIns,
 	const started = Date.now()
 	// server/start.js listens on every interface today (it takes no host setting); HOST is passed so
 	// that it stays on loopback as soon as it honours one.
-	const env = { DATABASE_URL: databaseUrl, ...standIns.env, BENCH_RAISE_CONTACT_LIMIT: '1', HOST: '127.0.0.1' }
+	const env = { DATABASE_URL: databaseUrl, ...standIns.env, BENCH_RAISE_LIMITS: '1', HOST: '127.0.0.1' }
 	const app = await startApp(env, { timeoutMs: 240_000, nodeArgs })
 	trackPid(app.process.pid)
 	const stop = onCleanup(label, async () => void (await app.stop()))
@@ -209,7 +210,7 @@ async function startRemixServe(label: string, databaseUrl: string, standIns: Sta
 			CALLSHEET_AUTOSTART: '1',
 			DATABASE_URL: databaseUrl,
 			...standIns.env,
-			BENCH_RAISE_CONTACT_LIMIT: '1',
+			BENCH_RAISE_LIMITS: '1',
 		},
 	})
 	// remix-serve closes its listener on SIGTERM but an open database pool keeps it alive: short grace.
@@ -241,13 +242,6 @@ function mintUsers(standIns: StandIns, count: number, tag: string): string[] {
 		cookies.push(sessionCookie(standIns.clerk.sign({ sub: id, exp })))
 	}
 	return cookies
-}
-
-/** Enough users that none exceeds its per-minute limit even at the server's health rate. */
-function poolSize(healthRps: number, config: Config) {
-	const window = Math.min(config.warmup + config.seconds, 60)
-	const needed = Math.ceil(((healthRps || 5000) * window * 1.2) / (USER_LIMIT_PER_MINUTE - 1))
-	return Math.min(Math.max(needed, 500), 60_000)
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -304,30 +298,14 @@ async function runSet(
 	target: Target,
 	meta: Pick<SetResult, 'id' | 'server' | 'database' | 'round' | 'anchor'> & { label: string },
 	specs: EndpointSpec[],
-	{
-		standIns,
-		mail,
-		sampler,
-		config,
-		users: fixedPoolSize,
-	}: { standIns: StandIns; mail: LeanSmtp; sampler: RssSampler; config: Config; users?: number | undefined },
+	{ standIns, mail, sampler, config }: { standIns: StandIns; mail: LeanSmtp; sampler: RssSampler; config: Config },
 ): Promise<SetResult & { cookies: string[] }> {
 	const endpoints: EndpointResult[] = []
 	const setPeak = sampler.phase()
-	let cookies: string[] = []
-	let healthRps = 0
+	// Each set (each round included) mints its own users, so repeated rounds do the same work.
+	const cookies = specs.some((spec) => spec.signedIn) ? mintUsers(standIns, USERS, meta.id.replace(/\W/g, '')) : []
 	for (const spec of specs) {
-		let users: string[] | undefined
-		if (spec.users) {
-			if (cookies.length === 0) {
-				// A repeated round uses the first round's pool size, so the two rounds do the same work.
-				const count = fixedPoolSize ?? poolSize(healthRps, config)
-				process.stdout.write(`  minting ${count} signed-in users… `)
-				cookies = mintUsers(standIns, count, meta.id.replace(/\W/g, ''))
-				process.stdout.write('done\n')
-			}
-			users = spec.users === 'few' ? cookies.slice(0, FEW_USERS) : cookies
-		}
+		const users = spec.signedIn ? cookies : undefined
 		const request: LoadRequest = { method: spec.method, path: spec.path, headers: spec.headers, body: spec.body, cookies: users }
 		process.stdout.write(`  ${meta.label}: ${spec.method} ${spec.path} `)
 		let startAt = 0
@@ -348,7 +326,6 @@ async function runSet(
 			usersInRotation: users?.length,
 		})
 		if (spec.id === 'contact') result.mailsAccepted = mail.accepted() - mailsBefore
-		if (spec.id === 'health') healthRps = result.rps
 		endpoints.push(result)
 		clearStandInRecords(standIns)
 		console.log(
@@ -554,7 +531,7 @@ async function main() {
 						ours,
 						{ id: `ours-postgres-${round}`, label, server: 'ours', database: 'postgres', round, anchor: false },
 						selected,
-						{ standIns, mail, sampler, config, users: lastCookies.length || undefined },
+						{ standIns, mail, sampler, config },
 					),
 				)
 				lastCookies = result.cookies

@@ -23,7 +23,7 @@ const standIns = await startStandIns()
 await createDatabase(postgres.adminUrl, 'soak')
 const databaseUrl = postgres.url('soak')
 await runPrismaMigrateDeploy({ projectRoot, query: async () => ({ rows: [] }), databaseUrl })
-const app = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env, SMTP_URL: smtp.url, BENCH_RAISE_CONTACT_LIMIT: '1' })
+const app = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env, SMTP_URL: smtp.url, BENCH_RAISE_LIMITS: '1' })
 
 const rss = () => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${app.process.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
 let userCounter = 0

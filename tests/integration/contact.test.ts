@@ -108,7 +108,13 @@ describe('validation: every bound at its edge', () => {
 		{ label: 'no content type', type: '', body: JSON.stringify(valid), status: 400, code: 'bad-body' },
 		{ label: 'invalid JSON', type: 'application/json', body: '{"name": ', status: 400, code: 'bad-body' },
 		{ label: 'a JSON array', type: 'application/json', body: '[]', status: 400, code: 'bad-body' },
-		{ label: 'a 100 KiB body', type: 'application/json', body: JSON.stringify({ ...valid, message: 'x'.repeat(100 * 1024) }), status: 413, code: 'payload-too-large' },
+		{
+			label: 'a 100 KiB body',
+			type: 'application/json',
+			body: JSON.stringify({ ...valid, message: 'x'.repeat(100 * 1024) }),
+			status: 413,
+			code: 'payload-too-large',
+		},
 	])('$label → $status $code', async ({ type, body, status, code }) => {
 		const response = await fetch(`${app.url}/api/contact`, {
 			method: 'POST',
@@ -225,9 +231,17 @@ describe('the /contact page', () => {
 
 	test('a cross-site post is refused and sends nothing', async () => {
 		const before = sink.messages.length
-		const response = await postForm(`${app.url}/contact`, { ...valid, subject: 'Cross-site' }, { Origin: 'https://evil.example', 'X-Forwarded-For': uniqueIp() })
+		const response = await postForm(
+			`${app.url}/contact`,
+			{ ...valid, subject: 'Cross-site' },
+			{ Origin: 'https://evil.example', 'X-Forwarded-For': uniqueIp() },
+		)
 		expect(response.status).toBe(403)
-		const bySecFetch = await postForm(`${app.url}/contact`, { ...valid, subject: 'Cross-site' }, { 'Sec-Fetch-Site': 'cross-site', 'X-Forwarded-For': uniqueIp() })
+		const bySecFetch = await postForm(
+			`${app.url}/contact`,
+			{ ...valid, subject: 'Cross-site' },
+			{ 'Sec-Fetch-Site': 'cross-site', 'X-Forwarded-For': uniqueIp() },
+		)
 		expect(bySecFetch.status).toBe(403)
 		await new Promise((r) => setTimeout(r, 200))
 		expect(sink.messages.length).toBe(before)
@@ -235,10 +249,50 @@ describe('the /contact page', () => {
 
 	test('a filled honeypot looks like success to the bot and sends nothing', async () => {
 		const before = sink.messages.length
-		const response = await postForm(`${app.url}/contact`, { ...valid, subject: 'Bot', website: 'http://spam.example' }, { Origin: app.url, 'X-Forwarded-For': uniqueIp() })
+		const response = await postForm(
+			`${app.url}/contact`,
+			{ ...valid, subject: 'Bot', website: 'http://spam.example' },
+			{ Origin: app.url, 'X-Forwarded-For': uniqueIp() },
+		)
 		expect(response.status).toBe(303)
 		await new Promise((r) => setTimeout(r, 200))
 		expect(sink.messages.filter((m) => m.subject === '[Contact] Bot')).toHaveLength(0)
 		expect(sink.messages.length).toBe(before)
+	})
+})
+
+describe('BENCH_RAISE_LIMITS (the benchmark lifts the limits, on loopback only)', () => {
+	const burst = (target: RunningApp, ip: string) =>
+		Promise.all(Array.from({ length: 8 }, () => postJson(`${target.url}/api/contact`, valid, { 'X-Forwarded-For': ip }))).then(
+			(responses) => responses.map((r) => r.status).sort(),
+		)
+
+	test('a deployed server (public APP_URL) keeps its limits whatever the setting says', async () => {
+		const deployed = await startApp({
+			DATABASE_URL: await freshDatabaseUrl(),
+			SMTP_URL: sink.url,
+			TRUST_PROXY: '1',
+			APP_URL: 'https://callsheet.example',
+			BENCH_RAISE_LIMITS: '1',
+		})
+		try {
+			expect(await burst(deployed, uniqueIp())).toEqual([200, 200, 200, 200, 200, 429, 429, 429])
+		} finally {
+			await deployed.stop()
+		}
+	})
+
+	test('a server on a loopback APP_URL honours it', async () => {
+		const benched = await startApp({
+			DATABASE_URL: await freshDatabaseUrl(),
+			SMTP_URL: sink.url,
+			TRUST_PROXY: '1',
+			BENCH_RAISE_LIMITS: '1',
+		})
+		try {
+			expect(await burst(benched, uniqueIp())).toEqual(Array(8).fill(200))
+		} finally {
+			await benched.stop()
+		}
 	})
 })

@@ -8,29 +8,14 @@ import { contactEmail } from './contact-email.server.ts'
 
 export const CONTACT_RATE_LIMIT = { points: 5, durationSeconds: 60 }
 
-/**
- * `npm run bench` measures the contact path itself, not the 429 path, so it raises the limit with
- * BENCH_RAISE_CONTACT_LIMIT=1. That setting is ignored unless APP_URL is a loopback address, so a
- * deployed service (public APP_URL) cannot turn its limit off by configuration.
- */
-function contactLimit() {
-	const host = new URL(env().APP_URL).hostname
-	const loopback = host === 'localhost' || host === '127.0.0.1' || host === '[::1]'
-	return process.env.BENCH_RAISE_CONTACT_LIMIT === '1' && loopback ? { points: 1_000_000, durationSeconds: 60 } : CONTACT_RATE_LIMIT
-}
-
-let limiter: ReturnType<typeof createLimiter> | undefined
-// Created on first use, after start-up has validated the configuration.
-const contactLimiter = () => (limiter ??= createLimiter('contact', contactLimit()))
+const contactLimiter = createLimiter('contact', CONTACT_RATE_LIMIT)
 
 export type ContactResult =
-	| { status: 'ok' }
-	| { status: 'error'; code: 'rate-limited'; retryAfterSeconds: number }
-	| { status: 'error'; code: 'server-error' }
+	{ status: 'ok' } | { status: 'error'; code: 'rate-limited'; retryAfterSeconds: number } | { status: 'error'; code: 'server-error' }
 
 /** `submission` is already parsed with contactSchema; `clientIp` comes from clientIp(). */
 export async function submitContact(submission: ContactSubmission, clientIp: string): Promise<ContactResult> {
-	const limit = await contactLimiter().consume(clientIp)
+	const limit = await contactLimiter.consume(clientIp)
 	if (!limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
 	const config = env()
 	try {
@@ -40,11 +25,11 @@ export async function submitContact(submission: ContactSubmission, clientIp: str
 		const { code, message } = error as { code?: string; message?: string }
 		console.error(`contact: mail transport failed (${code ?? 'unknown'}): ${message}`)
 		// Not the visitor's fault: the retry we invite must not count against their limit.
-		await contactLimiter().refund(clientIp)
+		await contactLimiter.refund(clientIp)
 		return { status: 'error', code: 'server-error' }
 	}
 }
 
 export function contactLimiterStore() {
-	return contactLimiter().store()
+	return contactLimiter.store()
 }
