@@ -71,7 +71,7 @@ function readConfig() {
 		endpoints: endpointFilter(),
 		anchors: process.env.BENCH_ANCHORS?.trim() !== '0',
 		rounds: numberSetting('BENCH_ROUNDS', 2, 1),
-		nodeArgs: process.env.BENCH_NODE_ARGS?.trim().split(/\s+/) ?? [],
+		nodeArgs: process.env.BENCH_NODE_ARGS?.trim().split(/\s+/).filter(Boolean) ?? [],
 	}
 }
 
