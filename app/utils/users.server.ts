@@ -1,14 +1,24 @@
 import { Prisma } from '#app/generated/prisma/client.ts'
 import { db, queryRows } from './db.server.ts'
 
-export type AppUser = { id: string; clerkId: string; stripeCustomerId: string | null; trialUsed: boolean }
+export type AppUser = {
+	id: string
+	clerkId: string
+	stripeCustomerId: string | null
+	trialUsed: boolean
+	/** The processor's status of the user's subscription record, null when they never had one. */
+	subscriptionStatus: string | null
+}
 
 const select = { id: true, clerkId: true, stripeCustomerId: true, trialUsed: true } as const
 
 // Every signed-in request reads this row: a prepared statement, not a Prisma query (decision 0011).
+// The subscription's status comes in the same round trip (one row at most: userId is unique), so
+// checkout needs no second query to refuse a second subscription.
 const USER_BY_CLERK_ID = {
-	name: 'user_by_clerk_id',
-	text: 'SELECT "id", "clerkId", "stripeCustomerId", "trialUsed" FROM "User" WHERE "clerkId" = $1',
+	name: 'user_with_subscription_status_by_clerk_id',
+	text: `SELECT u."id", u."clerkId", u."stripeCustomerId", u."trialUsed", s."processorStatus" AS "subscriptionStatus"
+		FROM "User" u LEFT JOIN "Subscription" s ON s."userId" = u."id" WHERE u."clerkId" = $1`,
 }
 
 export async function findUser(clerkId: string): Promise<AppUser | null> {
@@ -24,7 +34,8 @@ export async function ensureUser(clerkId: string): Promise<AppUser> {
 	const existing = await findUser(clerkId)
 	if (existing) return existing
 	try {
-		return await db().user.create({ data: { clerkId }, select })
+		// A new row has no subscription: the subscription table references an existing user.
+		return { ...(await db().user.create({ data: { clerkId }, select })), subscriptionStatus: null }
 	} catch (error) {
 		if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') {
 			const winner = await findUser(clerkId)

@@ -1,5 +1,4 @@
 import { checkoutLimiter } from '#app/utils/abuse-limits.server.ts'
-import { queryRows } from '#app/utils/db.server.ts'
 import { env } from '#app/utils/env.server.ts'
 import { stripe } from '#app/utils/stripe.server.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
@@ -14,11 +13,6 @@ export type CheckoutResult =
 	| { status: 'error'; code: 'processor_not_configured' | 'already-subscribed' | 'server-error' }
 	| { status: 'error'; code: 'rate-limited'; retryAfterSeconds: number }
 
-const SUBSCRIPTION_STATUS_OF_USER = {
-	name: 'subscription_status_of_user',
-	text: 'SELECT "processorStatus" FROM "Subscription" WHERE "userId" = $1',
-}
-
 /** contract.md: a trial only for a user who has never had a subscription or a trial. */
 export function trialEligible(trialUsed: boolean, hasSubscriptionRecord: boolean) {
 	return !trialUsed && !hasSubscriptionRecord
@@ -31,12 +25,13 @@ export async function startCheckout(user: AppUser, { plan, interval }: CheckoutR
 	const limit = await checkoutLimiter.consume(user.id)
 	if (!limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
 
-	const [current] = await queryRows<{ processorStatus: string }>(SUBSCRIPTION_STATUS_OF_USER, [user.id])
-	// Plan changes go through the customer portal, never through a second subscription.
-	if (current && hasSubscription(mapProcessorStatus(current.processorStatus))) {
+	// Read with the user row (users.server.ts). Plan changes go through the customer portal, never
+	// through a second subscription.
+	const current = user.subscriptionStatus
+	if (current !== null && hasSubscription(mapProcessorStatus(current))) {
 		return { status: 'error', code: 'already-subscribed' }
 	}
-	const trialDays = trialEligible(user.trialUsed, Boolean(current)) ? PLAN_TABLE[plan].trialDays : 0
+	const trialDays = trialEligible(user.trialUsed, current !== null) ? PLAN_TABLE[plan].trialDays : 0
 	const appUrl = env().APP_URL
 	try {
 		const customer = await ensureCustomer(processor, user)
