@@ -93,8 +93,10 @@ export async function requireApiUser(request: Request): Promise<AppUser> {
 export function pageUserId(args: { request: Request; context: AppLoadContext; params: Params }): Promise<string | null> {
 	const config = env()
 	if (!config.clerkConfigured) return Promise.resolve(null)
-	// The root loader and the page's loader run for the same request object: verify once.
-	let pending = pageSessions.get(args.request)
+	// The root loader and the page's loader run for the same request: verify once. Remix hands each
+	// loader its own copy of the Request (server-runtime's data.js strips ?index/_data into a new one),
+	// so the load context, one object per request, is the key.
+	let pending = pageSessions.get(args.context)
 	if (!pending) {
 		pending = getAuth(args, {
 			secretKey: config.CLERK_SECRET_KEY,
@@ -102,12 +104,12 @@ export function pageUserId(args: { request: Request; context: AppLoadContext; pa
 			jwtKey: config.CLERK_JWT_KEY,
 			authorizedParties: [new URL(config.APP_URL).origin],
 		} as Parameters<typeof getAuth>[1]).then((auth) => auth.userId)
-		pageSessions.set(args.request, pending)
+		pageSessions.set(args.context, pending)
 	}
 	return pending
 }
 
-const pageSessions = new WeakMap<Request, Promise<string | null>>()
+const pageSessions = new WeakMap<AppLoadContext, Promise<string | null>>()
 
 /** Where a signed-out visitor goes to sign in, coming back to `returnTo` afterwards. */
 export function signInUrl(returnTo: string) {

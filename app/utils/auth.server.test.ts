@@ -1,0 +1,48 @@
+import { beforeAll, describe, expect, test } from 'vitest'
+import { createClerkTestKeys } from '../../tests/mocks/clerk.ts'
+import { newClerkUserId, sessionHeaders } from '../../tests/support/sessions.ts'
+import { pageUserId } from './auth.server.ts'
+import { initEnv } from './env.server.ts'
+
+const keys = createClerkTestKeys()
+const appUrl = 'http://localhost:3000'
+
+beforeAll(() => {
+	initEnv({
+		NODE_ENV: 'test',
+		APP_URL: appUrl,
+		CLERK_PUBLISHABLE_KEY: keys.publishableKey,
+		CLERK_SECRET_KEY: keys.secretKey,
+		CLERK_JWT_KEY: keys.jwtKeyPem,
+	})
+})
+
+/** What Remix's server runtime hands each loader: its own copy of the document request. */
+function loaderCopy(request: Request) {
+	return new Request(request.url, { method: request.method, headers: request.headers, signal: request.signal })
+}
+
+/** One per request, as server/app-server.js builds it; Remix passes the same object to every loader. */
+const requestContext = () => ({ cspNonce: 'nonce', remoteAddress: '127.0.0.1' })
+
+describe('page session check', () => {
+	test('the root loader and the page loader of one request share one verification', async () => {
+		const userId = newClerkUserId()
+		const document = new Request(`${appUrl}/pricing`, { headers: { ...sessionHeaders(keys, userId), Accept: 'text/html' } })
+		const context = requestContext()
+		const root = pageUserId({ request: loaderCopy(document), context, params: {} })
+		const page = pageUserId({ request: loaderCopy(document), context, params: {} })
+		expect(page).toBe(root)
+		expect(await root).toBe(userId)
+	})
+
+	test('another request is verified on its own', async () => {
+		const first = new Request(`${appUrl}/account`, { headers: sessionHeaders(keys, newClerkUserId()) })
+		const secondUser = newClerkUserId()
+		const second = new Request(`${appUrl}/account`, { headers: sessionHeaders(keys, secondUser) })
+		const one = pageUserId({ request: first, context: requestContext(), params: {} })
+		const two = pageUserId({ request: second, context: requestContext(), params: {} })
+		expect(two).not.toBe(one)
+		expect(await two).toBe(secondUser)
+	})
+})
