@@ -82,8 +82,9 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			if (!direct && viteMiddleware && (await viteMiddleware(req, res))) return
 			if (!direct && serveStatic?.(req, res, headers)) return
 
-			// Pages stop rendering when the client goes away (entry.server reads request.signal). The JSON
-			// routes never read it, and each AbortSignal the Request follows costs measurable time per call.
+			// Pages stop work when the client goes away: Remix checks request.signal around its loaders (and
+			// React stops when the response stream closes). The JSON routes never read the signal, and each
+			// AbortSignal a Request follows costs measurable time per call.
 			controller = direct ? undefined : new AbortController()
 			const request = toFetchRequest(req, controller?.signal)
 			const context = { cspNonce: nonce, remoteAddress: req.socket.remoteAddress }

@@ -29,7 +29,8 @@ const FIVE_AND_FIVE = [200, 200, 200, 200, 200, 429, 429, 429, 429, 429]
 
 describe('Redis store (REDIS_URL)', () => {
 	const redisAvailable = hasRedis()
-	if (!redisAvailable && process.env.CI === 'true') throw new Error('redis-server is required under CI=true (apt-get install -y redis-server)')
+	if (!redisAvailable && process.env.CI === 'true')
+		throw new Error('redis-server is required under CI=true (apt-get install -y redis-server)')
 
 	test.runIf(redisAvailable)('a concurrent burst of 10 gives exactly 5 × 200 and 5 × 429, counted in Redis', async () => {
 		const redis = await startTestRedis()
@@ -57,7 +58,9 @@ describe('the database store on PostgreSQL', () => {
 			const responses = await Promise.all(
 				Array.from({ length: 10 }, (_, i) => postJson(`${(i % 2 ? first : second).url}/api/contact`, valid, { 'X-Forwarded-For': ip })),
 			)
-			expect(responses.map((r) => r.status).sort()).toEqual(FIVE_AND_FIVE)
+			const statuses = responses.map((r) => r.status).sort()
+			const logs = `statuses ${statuses.join(' ')}\n--- first instance\n${first.output()}\n--- second instance\n${second.output()}`
+			expect(statuses, logs).toEqual(FIVE_AND_FIVE)
 			const rows = await withDatabase(databaseUrl, (prisma) =>
 				prisma.$queryRawUnsafe<Array<{ points: number }>>(`SELECT points FROM rate_limits WHERE key = $1`, `rl_contact:${ip}`),
 			)
