@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
-import { postgresPool } from './db.server.ts'
+import { postgresPool, sqlStateOf } from './db.server.ts'
 import { env } from './env.server.ts'
 
 // Where limits live (contract.md §1, REDIS_URL): Redis when set; else the database when it is
@@ -27,6 +27,9 @@ async function redisClient(url: string) {
 	return redis
 }
 
+/** duplicate_table, duplicate_object: what a concurrent CREATE TABLE IF NOT EXISTS can still raise. */
+const TABLE_CREATED_CONCURRENTLY = new Set(['42P07', '42710'])
+
 async function createStore(name: string, points: number, duration: number): Promise<[RateLimiterAbstract, string]> {
 	const base = { keyPrefix: `rl_${name}`, points, duration }
 	// If the shared store fails, count in memory rather than refuse every visitor or let all through.
@@ -46,11 +49,20 @@ async function createStore(name: string, points: number, duration: number): Prom
 	}
 	const pool = postgresPool()
 	if (pool) {
-		const limiter = await new Promise<RateLimiterPostgres>((resolve, reject) => {
-			const created: RateLimiterPostgres = new RateLimiterPostgres(
-				{ ...base, storeClient: pool, storeType: 'pool', tableName: 'rate_limits', clearExpiredByTimeout: true, insuranceLimiter },
-				(error?: Error) => (error ? reject(error) : resolve(created)),
-			)
+		// The library creates its table on first use (CREATE TABLE IF NOT EXISTS) and takes only 23505 as
+		// "another instance made it". PostgreSQL checks IF NOT EXISTS before it creates, so an instance
+		// starting beside another can still get 42P07 / 42710 once the other commits: the table exists
+		// then, and a second try succeeds. (Seen as a 500 on a first request in a two-instance test.)
+		const open = () =>
+			new Promise<RateLimiterPostgres>((resolve, reject) => {
+				const created: RateLimiterPostgres = new RateLimiterPostgres(
+					{ ...base, storeClient: pool, storeType: 'pool', tableName: 'rate_limits', clearExpiredByTimeout: true, insuranceLimiter },
+					(error?: Error) => (error ? reject(error) : resolve(created)),
+				)
+			})
+		const limiter = await open().catch((error: unknown) => {
+			if (!TABLE_CREATED_CONCURRENTLY.has(sqlStateOf(error) ?? '')) throw error
+			return open()
 		})
 		return [limiter, 'postgres']
 	}

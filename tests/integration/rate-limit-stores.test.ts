@@ -49,6 +49,43 @@ describe('Redis store (REDIS_URL)', () => {
 })
 
 describe('the database store on PostgreSQL', () => {
+	// Two instances starting together both create the limits table on first use; PostgreSQL can answer
+	// the loser's CREATE TABLE IF NOT EXISTS with "already exists" (42P07) once the winner commits. An
+	// event trigger makes this instance lose that race once, deterministically.
+	test.runIf(inject('databaseKind') === 'postgres')(
+		'losing the race to create the limits table still counts every request (no 500)',
+		async () => {
+			const databaseUrl = await freshDatabaseUrl()
+			await withDatabase(databaseUrl, async (prisma) => {
+				await prisma.$executeRawUnsafe(`CREATE SEQUENCE rate_limits_create_attempts`)
+				await prisma.$executeRawUnsafe(`CREATE FUNCTION lose_rate_limits_race() RETURNS event_trigger LANGUAGE plpgsql AS $$
+				BEGIN
+					IF current_query() ILIKE '%rate_limits%' AND nextval('rate_limits_create_attempts') = 1 THEN
+						RAISE EXCEPTION 'relation "rate_limits" already exists' USING ERRCODE = 'duplicate_table';
+					END IF;
+				END $$`)
+				await prisma.$executeRawUnsafe(
+					`CREATE EVENT TRIGGER lose_rate_limits_race ON ddl_command_start WHEN TAG IN ('CREATE TABLE') EXECUTE FUNCTION lose_rate_limits_race()`,
+				)
+			})
+			const app = await startApp({ DATABASE_URL: databaseUrl, SMTP_URL: sink.url, TRUST_PROXY: '1' })
+			try {
+				const ip = uniqueIp()
+				expect(await burst(app, ip), app.output()).toEqual(FIVE_AND_FIVE)
+				const [counts] = await withDatabase(databaseUrl, (prisma) =>
+					prisma.$queryRawUnsafe<Array<{ attempts: bigint; points: number }>>(
+						`SELECT (SELECT last_value FROM rate_limits_create_attempts) AS attempts, (SELECT points FROM rate_limits WHERE key = $1) AS points`,
+						`rl_contact:${ip}`,
+					),
+				)
+				// The table was made on the second try, and all ten requests were counted in it.
+				expect({ attempts: Number(counts?.attempts), points: counts?.points }).toEqual({ attempts: 2, points: 10 })
+			} finally {
+				await app.stop()
+			}
+		},
+	)
+
 	test.runIf(inject('databaseKind') === 'postgres')('two instances share one limit through the database', async () => {
 		const databaseUrl = await freshDatabaseUrl()
 		const env = { DATABASE_URL: databaseUrl, SMTP_URL: sink.url, TRUST_PROXY: '1' }
