@@ -49,13 +49,18 @@ export async function action(args: ActionFunctionArgs) {
 	const values = formValues(form, ['confirmEmail', 'reason'])
 	const parsed = deletionRequestSchema.safeParse(values)
 	if (!parsed.success) return json({ notice: null, errors: fieldErrors(parsed.error), values }, { status: 400 })
-	const result = await fileDeletionRequest(user, parsed.data)
+	const result = await fileDeletionRequest({ user }, parsed.data)
 	if (result.status === 'ok') return json({ notice: null, errors: {}, values: {} })
 	if (result.status === 'table-missing') {
-		return json({ notice: 'Account deletion is not available on this server yet. Please contact support.', errors: {}, values }, { status: 503 })
+		return json(
+			{ notice: 'Account deletion is not available on this server yet. Please contact support.', errors: {}, values },
+			{ status: 503 },
+		)
 	}
 	const message: Record<string, string> = DELETION_MESSAGES[result.code]
-	const status = { 'email-mismatch': 400, unauthorized: 401, 'rate-limited': 429, 'identity-provider-unavailable': 503, 'db-error': 500 }[result.code]
+	const status = { 'email-mismatch': 400, unauthorized: 401, 'rate-limited': 429, 'identity-provider-unavailable': 503, 'db-error': 500 }[
+		result.code
+	]
 	return json({ notice: message.form ?? null, errors: message, values }, { status })
 }
 

@@ -79,11 +79,16 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 	}
 }
 
-/** For /api/* routes: the signed-in user's row (created on first use), or a thrown JSON 401. */
-export async function requireApiUser(request: Request): Promise<AppUser> {
+/** For /api/* routes: the signed-in user's identity-provider id, or a thrown JSON 401. */
+export async function requireApiSession(request: Request): Promise<string> {
 	const clerkId = await sessionUserId(request)
 	if (!clerkId) throw errorResponse('unauthorized')
-	return ensureUser(clerkId)
+	return clerkId
+}
+
+/** For /api/* routes: the signed-in user's row (created on first use), or a thrown JSON 401. */
+export async function requireApiUser(request: Request): Promise<AppUser> {
+	return ensureUser(await requireApiSession(request))
 }
 
 /**

@@ -14,11 +14,14 @@ const select = { id: true, clerkId: true, stripeCustomerId: true, trialUsed: tru
 
 // Every signed-in request reads this row: a prepared statement, not a Prisma query (decision 0011).
 // The subscription's status comes in the same round trip (one row at most: userId is unique), so
-// checkout needs no second query to refuse a second subscription.
+// checkout needs no second query to refuse a second subscription. A capability that needs one more
+// row of the user's builds its own statement from these two parts (deletion.server.ts).
+export const USER_COLUMNS_SQL = `u."id", u."clerkId", u."stripeCustomerId", u."trialUsed", s."processorStatus" AS "subscriptionStatus"`
+export const USER_TABLES_SQL = `"User" u LEFT JOIN "Subscription" s ON s."userId" = u."id"`
+
 const USER_BY_CLERK_ID = {
 	name: 'user_with_subscription_status_by_clerk_id',
-	text: `SELECT u."id", u."clerkId", u."stripeCustomerId", u."trialUsed", s."processorStatus" AS "subscriptionStatus"
-		FROM "User" u LEFT JOIN "Subscription" s ON s."userId" = u."id" WHERE u."clerkId" = $1`,
+	text: `SELECT ${USER_COLUMNS_SQL} FROM ${USER_TABLES_SQL} WHERE u."clerkId" = $1`,
 }
 
 export async function findUser(clerkId: string): Promise<AppUser | null> {

@@ -64,7 +64,7 @@ describe('/admin/deletion-requests', () => {
 	})
 
 	test('processing is refused while subscribed and allowed after cancellation, with an audit trail', async () => {
-		const { requestId, subscriptionId } = await userWithRequest({ subscribe: true })
+		const { userId, requestId, subscriptionId } = await userWithRequest({ subscribe: true })
 		const refused = await markProcessed(requestId)
 		expect(refused.status).toBe(409)
 		expect(await refused.text()).toContain('still has an active, trialing or past-due subscription')
@@ -75,6 +75,11 @@ describe('/admin/deletion-requests', () => {
 		expect(done.status).toBe(200)
 		expect(await done.text()).toContain('Marked processed.')
 		expect((await markProcessed(requestId)).status).toBe(409)
+
+		// Filing again after processing is a new pending request, not the processed one.
+		const again = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${userId}@example.com` }, auth(userId))
+		expect(again.status).toBe(200)
+		expect((await again.json()).request_id).not.toBe(requestId)
 
 		if (inject('databaseKind') === 'postgres') {
 			const stored = await withDatabase(databaseUrl, (prisma) =>

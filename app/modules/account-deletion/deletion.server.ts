@@ -2,7 +2,7 @@ import { Prisma } from '#app/generated/prisma/client.ts'
 import { deletionLimiter } from '#app/utils/abuse-limits.server.ts'
 import { db, queryRows, sqlStateOf } from '#app/utils/db.server.ts'
 import { primaryEmail } from '#app/utils/identity.server.ts'
-import type { AppUser } from '#app/utils/users.server.ts'
+import { ensureUser, USER_COLUMNS_SQL, USER_TABLES_SQL, type AppUser } from '#app/utils/users.server.ts'
 import type { DeletionRequestInput } from '#app/utils/validation/account.ts'
 
 // Filing an account-deletion request: one rule set for POST /api/account/delete-request and the
@@ -37,6 +37,37 @@ export async function pendingDeletionRequest(userId: string): Promise<PendingReq
 	return pending ?? null
 }
 
+// The filer's row and their pending request in one round trip: filing again while a request is
+// pending is the common case, and then it costs no query of its own (decision 0011). At most one
+// pending request per user (a partial unique index), so at most one row.
+const USER_WITH_PENDING_REQUEST = {
+	name: 'user_with_pending_deletion_request_by_clerk_id',
+	text: `SELECT ${USER_COLUMNS_SQL}, d."id" AS "pendingRequestId", d."submittedAt" AS "pendingSubmittedAt"
+		FROM ${USER_TABLES_SQL} LEFT JOIN "DeletionRequest" d ON d."userId" = u."id" AND d."status" = 'pending'
+		WHERE u."clerkId" = $1`,
+}
+
+type UserWithPendingRow = AppUser & { pendingRequestId: string | null; pendingSubmittedAt: Date | null }
+
+/** Who is filing, and their pending request when it was read with their row (undefined: not read yet). */
+export type Filer = { user: AppUser; pending?: PendingRequest | null }
+
+/** The signed-in filer of POST /api/account/delete-request, their row created on first use. */
+export async function deletionFiler(clerkId: string): Promise<Filer> {
+	try {
+		const [row] = await queryRows<UserWithPendingRow>(USER_WITH_PENDING_REQUEST, [clerkId])
+		if (row) {
+			const { pendingRequestId, pendingSubmittedAt, ...user } = row
+			const pending = pendingRequestId && pendingSubmittedAt ? { requestId: pendingRequestId, submittedAt: pendingSubmittedAt } : null
+			return { user, pending }
+		}
+	} catch (error) {
+		// Without the deletion table the user is read alone, and filing answers table-missing as before.
+		if (!isMissingTable(error)) throw error
+	}
+	return { user: await ensureUser(clerkId) }
+}
+
 /** Creates the pending request and its audit entry together; a concurrent twin makes us read theirs. */
 async function createPending(user: AppUser, reason: string | null): Promise<PendingRequest> {
 	try {
@@ -54,7 +85,7 @@ async function createPending(user: AppUser, reason: string | null): Promise<Pend
 	}
 }
 
-export async function fileDeletionRequest(user: AppUser, input: DeletionRequestInput): Promise<DeletionResult> {
+export async function fileDeletionRequest({ user, pending: readWithUser }: Filer, input: DeletionRequestInput): Promise<DeletionResult> {
 	// Each attempt costs a call to the identity provider: limit attempts per user.
 	const limit = await deletionLimiter.consume(user.id)
 	if (!limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
@@ -66,8 +97,10 @@ export async function fileDeletionRequest(user: AppUser, input: DeletionRequestI
 		return { status: 'error', code: 'email-mismatch' }
 	}
 	try {
-		// Filing again while a request is pending returns that request: no second row.
-		const pending = (await pendingDeletionRequest(user.id)) ?? (await createPending(user, input.reason))
+		// Filing again while a request is pending returns that request: no second row. One filed by a
+		// concurrent twin since the user's row was read makes createPending read theirs.
+		const known = readWithUser === undefined ? await pendingDeletionRequest(user.id) : readWithUser
+		const pending = known ?? (await createPending(user, input.reason))
 		return { status: 'ok', ...pending }
 	} catch (error) {
 		if (isMissingTable(error)) return { status: 'table-missing' }
