@@ -82,9 +82,7 @@ export function createClerkTestKeys(host = CLERK_TEST_HOST): ClerkTestKeys {
 }
 
 function b64url(value: unknown): string {
-	return Buffer.from(JSON.stringify(dropUndefined(value as Record<string, unknown>))).toString(
-		'base64url',
-	)
+	return Buffer.from(JSON.stringify(dropUndefined(value as Record<string, unknown>))).toString('base64url')
 }
 
 function dropUndefined(obj: Record<string, unknown>): Record<string, unknown> {
@@ -148,6 +146,8 @@ export interface FakeClerkApi {
 	setUser(user: FakeClerkUser): void
 	deleteUser(id: string): void
 	setMode(mode: FaultMode): void
+	/** Answers every request `ms` later (0: at once): keeps the app's requests in flight. */
+	setLatency(ms: number): void
 	close(): Promise<void>
 }
 
@@ -155,33 +155,24 @@ export interface FakeClerkApi {
  * A fake Clerk Backend API: `GET /v1/users/:id` and `GET /v1/jwks` (used by the SDK only
  * when CLERK_JWT_KEY is unset). Pass its url as CLERK_API_URL / `apiUrl`.
  */
-export async function startFakeClerkApi(opts: {
-	secretKey: string
-	jwks?: JsonWebKey[]
-}): Promise<FakeClerkApi> {
+export async function startFakeClerkApi(opts: { secretKey: string; jwks?: JsonWebKey[] }): Promise<FakeClerkApi> {
 	const users = new Map<string, Record<string, unknown>>()
 	const requests: FakeClerkApi['requests'] = []
 	let mode: FaultMode = 'ok'
+	let latencyMs = 0
 
-	const listening = await listen((req, res) => {
+	const listening = await listen(async (req, res) => {
 		const url = new URL(req.url ?? '/', 'http://localhost')
 		requests.push({ method: req.method ?? 'GET', path: url.pathname })
+		if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs))
 		if (mode === 'hang') return
 		if (mode === 'reset') return void req.socket.destroy()
 		if (mode === 'error500') {
-			return sendJson(
-				res,
-				500,
-				clerkErrors('internal_clerk_error', 'Oops, an unexpected error occurred'),
-			)
+			return sendJson(res, 500, clerkErrors('internal_clerk_error', 'Oops, an unexpected error occurred'))
 		}
 		if (req.headers.authorization !== `Bearer ${opts.secretKey}`) {
 			// The code the SDK recognises as a bad secret key.
-			return sendJson(
-				res,
-				401,
-				clerkErrors('clerk_key_invalid', 'The provided Clerk Secret Key is invalid.'),
-			)
+			return sendJson(res, 401, clerkErrors('clerk_key_invalid', 'The provided Clerk Secret Key is invalid.'))
 		}
 		if (req.method === 'GET' && url.pathname === '/v1/jwks') {
 			return sendJson(res, 200, { keys: opts.jwks ?? [] })
@@ -202,6 +193,7 @@ export async function startFakeClerkApi(opts: {
 		setUser: (user) => users.set(user.id, clerkUserJson(user)),
 		deleteUser: (id) => void users.delete(id),
 		setMode: (next) => void (mode = next),
+		setLatency: (ms) => void (latencyMs = ms),
 		close: listening.close,
 	}
 }
