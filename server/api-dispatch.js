@@ -30,14 +30,19 @@ function fixedApiRoutes(build) {
  */
 export function createApiDispatch(build) {
 	const routes = fixedApiRoutes(build)
-	return (method, pathname) => {
+	const routeAt = (pathname) => {
+		const key = pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname
+		return routes.get(key.toLowerCase())
+	}
+	const dispatch = (method, pathname) => {
 		const isLoader = LOADER_METHODS.has(method)
 		if (!isLoader && !ACTION_METHODS.has(method)) return undefined
-		let key = pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname
-		key = key.toLowerCase()
-		const module = routes.get(key)
+		const module = routeAt(pathname)
 		if (!module) return undefined
 		const handler = isLoader ? module.loader : module.action
 		return (request, context) => handler({ request, params: {}, context })
 	}
+	/** The route's Allow list (app/utils/api-route.server.ts), or undefined when no fixed route is there. */
+	dispatch.allowFor = (pathname) => routeAt(pathname)?.action.allow
+	return dispatch
 }

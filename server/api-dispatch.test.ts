@@ -19,6 +19,12 @@ const build = {
 		'routes/api.$': { id: 'routes/api.$', parentId: 'root', path: 'api/*', module: handlers('catch-all') },
 		'routes/api.loader-only': { id: 'routes/api.loader-only', parentId: 'root', path: 'api/loader-only', module: { loader: () => null } },
 		'routes/pricing': { id: 'routes/pricing', parentId: 'root', path: 'pricing', module: handlers('pricing') },
+		'routes/api.contact': {
+			id: 'routes/api.contact',
+			parentId: 'root',
+			path: 'api/contact',
+			module: { loader: () => null, action: Object.assign(() => null, { allow: 'POST' }) },
+		},
 	},
 }
 
@@ -44,5 +50,11 @@ describe('direct dispatch of fixed-path API routes', () => {
 		expect(dispatch('GET', '/pricing')).toBeUndefined()
 		expect(dispatch('GET', '/api/loader-only')).toBeUndefined()
 		expect(dispatch('OPTIONS', '/api/billing/status')).toBeUndefined()
+	})
+
+	test("reports a fixed route's Allow list (for methods no Fetch Request can carry), none elsewhere", () => {
+		expect(dispatch.allowFor('/API/Contact/')).toBe('POST')
+		expect(dispatch.allowFor('/api/nope')).toBeUndefined()
+		expect(dispatch.allowFor('/api/users/1')).toBeUndefined()
 	})
 })

@@ -5,6 +5,9 @@ import { createApiDispatch } from './api-dispatch.js'
 import { sendFetchResponse, toFetchRequest } from './node-fetch-bridge.js'
 import { createRequestLog } from './request-log.js'
 
+// Methods that reach the routes (as a Fetch Request, through our dispatch or Remix).
+const FETCH_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+
 let healthHeaders
 let healthAnswer = { body: '', headers: {} }
 function sendHealth(res, entry) {
@@ -76,7 +79,14 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				sendHealth(res, entry)
 				return
 			}
-			const direct = pathname.startsWith('/api/') ? apiRoute(req.method, pathname) : undefined
+			const isApi = entry.isApiPath(pathname)
+			// A Fetch Request cannot carry TRACE or CONNECT, and Remix refuses methods it does not know with a
+			// body of its own: the API answers those itself, as the contract asks (405 with Allow, or 404).
+			if (isApi && !FETCH_METHODS.has(req.method)) {
+				await sendFetchResponse(res, entry.unknownApiMethodResponse(apiRoute.allowFor(pathname)), apiHeaders)
+				return
+			}
+			const direct = isApi ? apiRoute(req.method, pathname) : undefined
 			const nonce = direct ? 'api' : crypto.randomBytes(16).toString('base64')
 			const headers = direct ? apiHeaders : entry.securityHeaders(nonce)
 			if (!direct && viteMiddleware && (await viteMiddleware(req, res))) return
@@ -97,7 +107,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				return
 			}
 			console.error('server: request failed:', error)
-			const isApi = (req.url ?? '').startsWith('/api/')
+			const isApi = remixBuild ? remixBuild.entry.module.isApiPath(pathname) : pathname.startsWith('/api/')
 			res.writeHead(500, { 'content-type': isApi ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8' })
 			res.end(
 				isApi
@@ -111,12 +121,11 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 	server.on('clientError', (error, socket) => {
 		if (!socket.writable || error.code === 'ECONNRESET') return socket.destroy()
 		const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
-		const body = JSON.stringify({
-			error: tooLarge ? 'The request headers are too large.' : 'The request is malformed.',
-			code: 'bad-body',
-		})
+		const message = tooLarge ? 'The request headers are too large.' : 'The request is malformed.'
+		const body = JSON.stringify({ error: message, code: 'bad-body', detail: message, issues: [] })
 		socket.end(
-			`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+			// 400 for both: the contract gives bad-body one status (a 431 would be a second meaning of the code).
+			'HTTP/1.1 400 Bad Request\r\n' +
 				`Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
 		)
 	})

@@ -26,5 +26,13 @@ export function apiRoute(handlers: Partial<Record<Method, Handler>>, { failureCo
 			return errorResponse(failureCode)
 		}
 	}
-	return { loader: dispatch, action: dispatch }
+	// The server reads `allow` to answer methods a Fetch Request cannot carry (TRACE, PROPFIND, …) with the
+	// same 405 and Allow, without calling the route (server/app-server.js).
+	const handler = Object.assign(dispatch, { allow })
+	return { loader: handler, action: handler }
+}
+
+/** The answer to any request on `/api/*` whose method the API does not know (TRACE, PROPFIND, …). */
+export function unknownApiMethodResponse(allow: string | undefined): Response {
+	return allow === undefined ? errorResponse('not-found') : errorResponse('method-not-allowed', { headers: { Allow: allow } })
 }

@@ -11,13 +11,22 @@ const optional = z
 	.optional()
 
 const urlWithScheme = (schemes: string[], example: string) =>
-	optional.refine(
-		(value) => value === undefined || (URL.canParse(value) && schemes.includes(new URL(value).protocol)),
-		{ message: `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')} (e.g. ${example})` },
-	)
+	optional.refine((value) => value === undefined || (URL.canParse(value) && schemes.includes(new URL(value).protocol)), {
+		message: `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')} (e.g. ${example})`,
+	})
 
+// A mail address as operators write it: `local@host`, where the host may be a single label (the
+// contract's own defaults are `support@localhost` and `no-reply@localhost`), optionally with a display
+// name (`Callsheet <no-reply@callsheet.app>`). zod's email rule wants a dot in the domain: too strict here.
+const HOST_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?'
+const ADDRESS = `[^\\s@<>",;]+@${HOST_LABEL}(?:\\.${HOST_LABEL})*`
+const MAILBOX = new RegExp(`^(?:${ADDRESS}|[^<>@]*<${ADDRESS}>)$`)
 const email = (fallback: string) =>
-	optional.pipe(z.email({ message: 'must be an email address' }).optional()).transform((value) => value ?? fallback)
+	optional
+		.refine((value) => value === undefined || MAILBOX.test(value), {
+			message: 'must be an email address (e.g. support@example.com or Callsheet <support@example.com>)',
+		})
+		.transform((value) => value ?? fallback)
 
 const schema = z.object({
 	NODE_ENV: z.enum(['production', 'development', 'test']).catch('production'),
@@ -58,7 +67,13 @@ const schema = z.object({
 		.transform((value) => Number(value ?? 0)),
 	REDIS_URL: urlWithScheme(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
 	ADMIN_USER_IDS: optional.transform(
-		(value) => new Set((value ?? '').split(',').map((id) => id.trim()).filter(Boolean)),
+		(value) =>
+			new Set(
+				(value ?? '')
+					.split(',')
+					.map((id) => id.trim())
+					.filter(Boolean),
+			),
 	),
 })
 
@@ -81,9 +96,7 @@ export class InvalidEnvError extends Error {
 export function parseEnv(source: Record<string, string | undefined>): Env {
 	const result = schema.safeParse(source)
 	if (!result.success) {
-		throw new InvalidEnvError(
-			result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`),
-		)
+		throw new InvalidEnvError(result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`))
 	}
 	const env = result.data
 	return {
@@ -116,11 +129,9 @@ export function startupWarnings(config: Env): string[] {
 	const warnings: string[] = []
 	if (!config.clerkConfigured)
 		warnings.push('CLERK_PUBLISHABLE_KEY/CLERK_SECRET_KEY not set: sign-in is off; signed-in endpoints answer 401.')
-	if (!config.stripeConfigured)
-		warnings.push('STRIPE_SECRET_KEY not set: checkout answers 503 processor_not_configured.')
+	if (!config.stripeConfigured) warnings.push('STRIPE_SECRET_KEY not set: checkout answers 503 processor_not_configured.')
 	if (!config.STRIPE_WEBHOOK_SECRET)
 		warnings.push('STRIPE_WEBHOOK_SECRET not set: the billing webhook answers 503 processor_not_configured.')
-	if (!config.SMTP_URL)
-		warnings.push('SMTP_URL not set: mail is NOT being delivered; each message is written to ./data/outbox/ instead.')
+	if (!config.SMTP_URL) warnings.push('SMTP_URL not set: mail is NOT being delivered; each message is written to ./data/outbox/ instead.')
 	return warnings
 }

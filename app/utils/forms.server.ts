@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import { isApiPath } from './api-path.ts'
 import { env } from './env.server.ts'
 import { PayloadTooLargeError, readBodyText } from './http.server.ts'
 
@@ -22,7 +23,7 @@ export function isSameOrigin(request: Request) {
  */
 export function crossSiteFormRefusal(request: Request): Response | null {
 	if (request.method === 'GET' || request.method === 'HEAD') return null
-	if (new URL(request.url).pathname.startsWith('/api/')) return null // JSON-only, see readJsonBody
+	if (isApiPath(new URL(request.url).pathname)) return null // JSON-only, see readJsonBody
 	if (isSameOrigin(request)) return null
 	return new Response('Cross-site form posts are not accepted.', {
 		status: 403,

@@ -53,7 +53,10 @@ export function jsonResponse(body: unknown, init: ResponseInit = {}) {
 
 export function errorResponse(code: ErrorCode, extras: ErrorExtras = {}) {
 	const { headers, error, ...rest } = extras
-	return jsonResponse({ error: error ?? DEFAULT_MESSAGE[code], code, ...rest }, { status: ERROR_STATUS[code], headers })
+	const message = error ?? DEFAULT_MESSAGE[code]
+	// contract.md: a bad-body answer always carries `detail` and `issues` (empty when no schema ran).
+	const body = code === 'bad-body' ? { error: message, code, detail: message, issues: [], ...rest } : { error: message, code, ...rest }
+	return jsonResponse(body, { status: ERROR_STATUS[code], headers })
 }
 
 export function zodIssues(error: z.ZodError): Issue[] {

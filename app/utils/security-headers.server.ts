@@ -6,7 +6,9 @@ import { env } from './env.server.ts'
 function clerkFrontendOrigin(publishableKey: string | undefined) {
 	if (!publishableKey) return undefined
 	try {
-		const host = Buffer.from(publishableKey.replace(/^pk_(test|live)_/, ''), 'base64').toString('utf8').replace(/\$$/, '')
+		const host = Buffer.from(publishableKey.replace(/^pk_(test|live)_/, ''), 'base64')
+			.toString('utf8')
+			.replace(/\$$/, '')
 		return /^[a-z0-9.-]+$/i.test(host) ? `https://${host}` : undefined
 	} catch {
 		return undefined

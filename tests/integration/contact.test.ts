@@ -103,19 +103,22 @@ describe('validation: every bound at its edge', () => {
 		expect(mail.replyTo?.value[0]?.name).toBe('A'.repeat(200))
 	})
 
+	// contract.md: bad-body carries `detail` and `issues` (from schema parsing; empty when none ran).
+	const BAD_BODY_SHAPE = { detail: expect.any(String), issues: expect.any(Array) }
 	test.each([
-		{ label: 'text/plain', type: 'text/plain', body: JSON.stringify(valid), status: 400, code: 'bad-body' },
-		{ label: 'no content type', type: '', body: JSON.stringify(valid), status: 400, code: 'bad-body' },
-		{ label: 'invalid JSON', type: 'application/json', body: '{"name": ', status: 400, code: 'bad-body' },
-		{ label: 'a JSON array', type: 'application/json', body: '[]', status: 400, code: 'bad-body' },
+		{ label: 'text/plain', type: 'text/plain', body: JSON.stringify(valid), status: 400, code: 'bad-body', shape: BAD_BODY_SHAPE },
+		{ label: 'no content type', type: '', body: JSON.stringify(valid), status: 400, code: 'bad-body', shape: BAD_BODY_SHAPE },
+		{ label: 'invalid JSON', type: 'application/json', body: '{"name": ', status: 400, code: 'bad-body', shape: BAD_BODY_SHAPE },
+		{ label: 'a JSON array', type: 'application/json', body: '[]', status: 400, code: 'bad-body', shape: BAD_BODY_SHAPE },
 		{
 			label: 'a 100 KiB body',
 			type: 'application/json',
 			body: JSON.stringify({ ...valid, message: 'x'.repeat(100 * 1024) }),
 			status: 413,
 			code: 'payload-too-large',
+			shape: {},
 		},
-	])('$label → $status $code', async ({ type, body, status, code }) => {
+	])('$label → $status $code', async ({ type, body, status, code, shape }) => {
 		const response = await fetch(`${app.url}/api/contact`, {
 			method: 'POST',
 			headers: { ...(type ? { 'Content-Type': type } : {}), 'X-Forwarded-For': uniqueIp() },
@@ -123,7 +126,7 @@ describe('validation: every bound at its edge', () => {
 		})
 		expect(response.status).toBe(status)
 		expect(response.headers.get('content-type')).toMatch(/^application\/json/)
-		expect(await response.json()).toMatchObject({ code })
+		expect(await response.json()).toMatchObject({ error: expect.any(String), code, ...shape })
 	})
 
 	test('GET on the POST-only route is 405 with Allow: POST', async () => {

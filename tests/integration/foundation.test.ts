@@ -1,3 +1,4 @@
+import http from 'node:http'
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
@@ -50,6 +51,38 @@ describe('every /api/* answer is JSON', () => {
 	})
 })
 
+/** A request with any method, including those fetch refuses to send (TRACE, CONNECT). */
+function rawRequest(method: string, path: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+	return new Promise((resolve, reject) => {
+		const request = http.request(`${app.url}${path}`, { method, agent: false }, (response) => {
+			let body = ''
+			response.setEncoding('utf8')
+			response.on('data', (chunk) => (body += chunk))
+			response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body }))
+		})
+		request.on('error', reject)
+		request.end()
+	})
+}
+
+describe('methods the API does not know', () => {
+	test.each(['PROPFIND', 'SEARCH', 'TRACE', 'LINK'])('%s: 405 with Allow on a route, 404 elsewhere, always JSON', async (method) => {
+		const onRoute = await rawRequest(method, '/api/billing/status')
+		expect(onRoute.status).toBe(405)
+		expect(onRoute.headers.allow).toBe('GET, HEAD')
+		expect(onRoute.headers['content-type']).toMatch(/^application\/json/)
+		expect(JSON.parse(onRoute.body)).toEqual({ error: expect.any(String), code: 'method-not-allowed' })
+
+		const onContact = await rawRequest(method, '/API/Contact/')
+		expect(onContact.status).toBe(405)
+		expect(onContact.headers.allow).toBe('POST')
+
+		const elsewhere = await rawRequest(method, '/api/nope')
+		expect(elsewhere.status).toBe(404)
+		expect(JSON.parse(elsewhere.body)).toEqual({ error: expect.any(String), code: 'not-found' })
+	})
+})
+
 describe('API paths match as Remix matches them', () => {
 	test('any case and a trailing slash reach the same route; other methods still get JSON', async () => {
 		for (const path of ['/API/Billing/Status', '/api/billing/status/']) {
@@ -60,6 +93,16 @@ describe('API paths match as Remix matches them', () => {
 		const options = await fetch(`${app.url}/api/contact`, { method: 'OPTIONS' })
 		expect(options.status).toBe(405)
 		expect(options.headers.get('content-type')).toMatch(/^application\/json/)
+	})
+
+	test("a cross-site form post to an API path in capitals gets the API's JSON refusal, not a page's", async () => {
+		const response = await fetch(`${app.url}/API/contact`, {
+			method: 'POST',
+			headers: { Origin: 'https://elsewhere.example', 'Content-Type': 'application/x-www-form-urlencoded' },
+			body: 'name=a',
+		})
+		expect(response.status).toBe(400)
+		expect(await response.json()).toMatchObject({ code: 'bad-body' })
 	})
 })
 
@@ -98,9 +141,7 @@ describe('start-up', () => {
 	test.runIf(inject('databaseKind') === 'embedded')(
 		'a second server on the same embedded database refuses to start; the first keeps serving',
 		async () => {
-			await expect(startApp({ DATABASE_URL: databaseUrl }, { timeoutMs: 20_000 })).rejects.toThrow(
-				/already in use by process \d+/,
-			)
+			await expect(startApp({ DATABASE_URL: databaseUrl }, { timeoutMs: 20_000 })).rejects.toThrow(/already in use by process \d+/)
 			expect((await fetch(`${app.url}/api/health`)).status).toBe(200)
 		},
 	)

@@ -1,0 +1,58 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { InvalidEnvError, parseEnv } from './env.server.ts'
+
+/** The variables `.env.example` sets, read the way a dotenv loader would (comments and blanks skipped). */
+function exampleEnv(): Record<string, string> {
+	const text = fs.readFileSync(path.resolve(import.meta.dirname, '../../.env.example'), 'utf8')
+	const entries = text
+		.split('\n')
+		.map((line) => line.trim())
+		.filter((line) => line !== '' && !line.startsWith('#'))
+		.map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const)
+	return Object.fromEntries(entries)
+}
+
+function problemsOf(source: Record<string, string>): string[] {
+	try {
+		parseEnv(source)
+		return []
+	} catch (error) {
+		if (error instanceof InvalidEnvError) return error.problems
+		throw error
+	}
+}
+
+describe('configuration', () => {
+	test('.env.example, copied as it is, is a valid configuration with the contract defaults', () => {
+		const example = exampleEnv()
+		expect(example.CONTACT_TO).toBe('support@localhost')
+		const config = parseEnv(example)
+		expect(config.CONTACT_TO).toBe('support@localhost')
+		expect(config.MAIL_FROM).toBe('no-reply@localhost')
+		expect(config.PORT).toBe(3000)
+	})
+
+	test('unset mail addresses fall back to the contract defaults', () => {
+		const config = parseEnv({})
+		expect([config.CONTACT_TO, config.MAIL_FROM]).toEqual(['support@localhost', 'no-reply@localhost'])
+	})
+
+	test.each(['support@callsheet.app', 'ops+contact@mail.callsheet.app', 'Callsheet <no-reply@callsheet.app>', 'no-reply@localhost'])(
+		'accepts the address %s',
+		(address) => {
+			expect(problemsOf({ CONTACT_TO: address, MAIL_FROM: address })).toEqual([])
+			expect(parseEnv({ MAIL_FROM: address }).MAIL_FROM).toBe(address)
+		},
+	)
+
+	test.each(['support', 'support@', '@callsheet.app', 'a b@callsheet.app', 'support@-bad-.app', 'one@a.app, two@b.app'])(
+		'refuses the address %s with one line naming the variable',
+		(address) => {
+			expect(problemsOf({ CONTACT_TO: address })).toEqual([
+				'CONTACT_TO: must be an email address (e.g. support@example.com or Callsheet <support@example.com>)',
+			])
+		},
+	)
+})
