@@ -7,13 +7,16 @@ import { env } from './env.server.ts'
 // PostgreSQL, so several instances share one limit; else memory (the embedded database allows one
 // process anyway). Each store counts atomically, so a concurrent burst lets exactly `points` through.
 
-export type LimitOutcome = { allowed: true } | { allowed: false; retryAfterSeconds: number }
+export type LimitOutcome =
+	| {
+			allowed: true
+			/** Gives the point back, e.g. when the work failed on our side and the client is told to retry. */
+			refund: () => Promise<void>
+	  }
+	| { allowed: false; retryAfterSeconds: number }
 
 export type Limiter = {
 	consume: (key: string) => Promise<LimitOutcome>
-	/** Gives a point back, e.g. when the work failed on our side and the client is told to retry. */
-	refund: (key: string) => Promise<void>
-	store: () => Promise<string>
 }
 
 let redis: Redis | undefined
@@ -83,37 +86,82 @@ export function limitsRaisedForBench(appUrl: string, setting: string | undefined
 
 const RAISED_POINTS = 1_000_000
 
-export function createLimiter(name: string, { points, durationSeconds }: { points: number; durationSeconds: number }): Limiter {
+type LimitSettings = { points: number; durationSeconds: number }
+
+/** The store, created on first use (after start-up has validated the configuration). */
+function lazyStore(name: string, points: number, durationSeconds: number) {
 	let store: Promise<[RateLimiterAbstract, string]> | undefined
-	const limiter = () => {
-		// Created on first use, after start-up has validated the configuration.
-		store ??= createStore(
-			name,
-			limitsRaisedForBench(env().APP_URL, process.env.BENCH_RAISE_LIMITS) ? RAISED_POINTS : points,
-			durationSeconds,
-		).catch((error) => {
+	return () => {
+		store ??= createStore(name, points, durationSeconds).catch((error) => {
 			store = undefined // try the shared store again on the next request
 			throw error
 		})
 		return store
 	}
-	return {
-		async consume(key) {
-			const [rateLimiter] = await limiter()
-			try {
-				await rateLimiter.consume(key)
-				return { allowed: true }
-			} catch (rejection) {
-				if (rejection instanceof RateLimiterRes) {
-					return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) }
-				}
-				throw rejection
-			}
-		},
-		async refund(key) {
-			const [rateLimiter] = await limiter()
-			await rateLimiter.reward(key, 1).catch(() => {})
-		},
-		store: async () => (await limiter())[1],
+}
+
+/** One atomic count in the store: undefined when it took a point, else the ms until the window ends. */
+async function take(rateLimiter: RateLimiterAbstract, key: string): Promise<number | undefined> {
+	try {
+		await rateLimiter.consume(key)
+		return undefined
+	} catch (rejection) {
+		if (rejection instanceof RateLimiterRes) return rejection.msBeforeNext
+		throw rejection
 	}
 }
+
+const refused = (msBeforeNext: number): LimitOutcome => ({
+	allowed: false,
+	retryAfterSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)),
+})
+
+const raisedForBench = () => limitsRaisedForBench(env().APP_URL, process.env.BENCH_RAISE_LIMITS)
+
+/**
+ * `points` per window of `durationSeconds` that starts with a key's first request (the library's
+ * fixed window): the per-user write limits (docs/decisions/0008-abuse-limits.md).
+ */
+export function createLimiter(name: string, { points, durationSeconds }: LimitSettings): Limiter {
+	const limiter = lazyStore(name, points, durationSeconds)
+	const raisedLimiter = lazyStore(name, RAISED_POINTS, durationSeconds)
+	return {
+		async consume(key) {
+			const [rateLimiter] = await (raisedForBench() ? raisedLimiter : limiter)()
+			const msBeforeNext = await take(rateLimiter, key)
+			if (msBeforeNext !== undefined) return refused(msBeforeNext)
+			return { allowed: true, refund: () => rateLimiter.reward(key, 1).then(noop, noop) }
+		},
+	}
+}
+
+/**
+ * At most `points` per key in any `durationSeconds` (a rolling window: contract.md §2, "5 contact
+ * submissions per rolling minute"). Each accepted request holds one of `points` slots, a one-point
+ * fixed window of its own that starts when the request takes it, so a slot is busy for exactly
+ * `durationSeconds` after the request it stands for. A request takes the first free slot, in order;
+ * each take is atomic in the store, so a concurrent burst still lets exactly `points` through. When
+ * every slot is busy, the oldest frees first: that is the Retry-After. A visitor's first submission
+ * costs one count, as with a fixed window; only repeated ones look at further slots.
+ */
+export function createRollingLimiter(name: string, { points, durationSeconds }: LimitSettings): Limiter {
+	const slots = lazyStore(name, 1, durationSeconds)
+	// The bench measures the path behind the limit: one fixed window with the raised ceiling.
+	const raised = createLimiter(name, { points: RAISED_POINTS, durationSeconds })
+	return {
+		async consume(key) {
+			if (raisedForBench()) return raised.consume(key)
+			const [rateLimiter] = await slots()
+			let soonestFree = Infinity
+			for (let slot = 0; slot < points; slot++) {
+				const slotKey = `${key}#${slot}`
+				const msBeforeNext = await take(rateLimiter, slotKey)
+				if (msBeforeNext === undefined) return { allowed: true, refund: () => rateLimiter.delete(slotKey).then(noop, noop) }
+				soonestFree = Math.min(soonestFree, msBeforeNext)
+			}
+			return refused(soonestFree)
+		},
+	}
+}
+
+function noop() {}

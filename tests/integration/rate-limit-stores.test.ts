@@ -38,9 +38,13 @@ describe('Redis store (REDIS_URL)', () => {
 		try {
 			const ip = uniqueIp()
 			expect(await burst(app, ip)).toEqual(FIVE_AND_FIVE)
+			// Each accepted submission holds one of five slots in Redis for the rolling minute.
 			const client = new Redis(redis.url)
-			expect(Number(await client.get(`rl_contact:${ip}`))).toBe(10)
+			const slotTtls = await Promise.all([0, 1, 2, 3, 4, 5].map((slot) => client.pttl(`rl_contact:${ip}#${slot}`)))
 			client.disconnect()
+			for (const ttl of slotTtls.slice(0, 5)) expect(ttl).toBeGreaterThan(50_000)
+			for (const ttl of slotTtls.slice(0, 5)) expect(ttl).toBeLessThanOrEqual(60_000)
+			expect(slotTtls[5]).toBe(-2) // no sixth slot: the limit is five
 		} finally {
 			await app.stop()
 			await redis.stop()
@@ -73,13 +77,13 @@ describe('the database store on PostgreSQL', () => {
 				const ip = uniqueIp()
 				expect(await burst(app, ip), app.output()).toEqual(FIVE_AND_FIVE)
 				const [counts] = await withDatabase(databaseUrl, (prisma) =>
-					prisma.$queryRawUnsafe<Array<{ attempts: bigint; points: number }>>(
-						`SELECT (SELECT last_value FROM rate_limits_create_attempts) AS attempts, (SELECT points FROM rate_limits WHERE key = $1) AS points`,
-						`rl_contact:${ip}`,
+					prisma.$queryRawUnsafe<Array<{ attempts: bigint; slots: bigint }>>(
+						`SELECT (SELECT last_value FROM rate_limits_create_attempts) AS attempts, (SELECT count(*) FROM rate_limits WHERE key LIKE $1) AS slots`,
+						`rl_contact:${ip}#%`,
 					),
 				)
-				// The table was made on the second try, and all ten requests were counted in it.
-				expect({ attempts: Number(counts?.attempts), points: counts?.points }).toEqual({ attempts: 2, points: 10 })
+				// The table was made on the second try, and the five accepted submissions hold their slots in it.
+				expect({ attempts: Number(counts?.attempts), slots: Number(counts?.slots) }).toEqual({ attempts: 2, slots: 5 })
 			} finally {
 				await app.stop()
 			}
@@ -98,10 +102,16 @@ describe('the database store on PostgreSQL', () => {
 			const statuses = responses.map((r) => r.status).sort()
 			const logs = `statuses ${statuses.join(' ')}\n--- first instance\n${first.output()}\n--- second instance\n${second.output()}`
 			expect(statuses, logs).toEqual(FIVE_AND_FIVE)
+			// One row per accepted submission (its slot), expiring a minute after it, whichever instance took it.
 			const rows = await withDatabase(databaseUrl, (prisma) =>
-				prisma.$queryRawUnsafe<Array<{ points: number }>>(`SELECT points FROM rate_limits WHERE key = $1`, `rl_contact:${ip}`),
+				prisma.$queryRawUnsafe<Array<{ key: string; seconds_left: number }>>(
+					`SELECT key, extract(epoch FROM (to_timestamp(expire / 1000.0) - now()))::float8 AS seconds_left FROM rate_limits WHERE key LIKE $1 ORDER BY key`,
+					`rl_contact:${ip}#%`,
+				),
 			)
-			expect(rows[0]?.points).toBe(10)
+			expect(rows.map((row) => row.key)).toEqual([0, 1, 2, 3, 4].map((slot) => `rl_contact:${ip}#${slot}`))
+			for (const row of rows) expect(row.seconds_left).toBeGreaterThan(50)
+			for (const row of rows) expect(row.seconds_left).toBeLessThanOrEqual(60)
 		} finally {
 			await Promise.all([first.stop(), second.stop()])
 		}

@@ -1,6 +1,6 @@
 import { env } from '#app/utils/env.server.ts'
 import { sendMail } from '#app/utils/mailer.server.ts'
-import { createLimiter } from '#app/utils/rate-limit.server.ts'
+import { createRollingLimiter } from '#app/utils/rate-limit.server.ts'
 import type { ContactSubmission } from '#app/utils/validation/contact.ts'
 import { contactEmail } from './contact-email.server.ts'
 
@@ -8,7 +8,8 @@ import { contactEmail } from './contact-email.server.ts'
 
 export const CONTACT_RATE_LIMIT = { points: 5, durationSeconds: 60 }
 
-const contactLimiter = createLimiter('contact', CONTACT_RATE_LIMIT)
+// 5 per rolling minute per client IP (contract.md §2), shared by POST /api/contact and the page's form.
+const contactLimiter = createRollingLimiter('contact', CONTACT_RATE_LIMIT)
 
 export type ContactResult =
 	{ status: 'ok' } | { status: 'error'; code: 'rate-limited'; retryAfterSeconds: number } | { status: 'error'; code: 'server-error' }
@@ -25,11 +26,7 @@ export async function submitContact(submission: ContactSubmission, clientIp: str
 		const { code, message } = error as { code?: string; message?: string }
 		console.error(`contact: mail transport failed (${code ?? 'unknown'}): ${message}`)
 		// Not the visitor's fault: the retry we invite must not count against their limit.
-		await contactLimiter.refund(clientIp)
+		await limit.refund()
 		return { status: 'error', code: 'server-error' }
 	}
-}
-
-export function contactLimiterStore() {
-	return contactLimiter.store()
 }
