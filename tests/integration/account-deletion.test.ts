@@ -72,6 +72,8 @@ describe('POST /api/account/delete-request', () => {
 	test.each([
 		[{ confirmEmail: 'owner@example.com', reason: 'x'.repeat(2000) }, 200],
 		[{ confirmEmail: 'owner@example.com', reason: 'x'.repeat(2001) }, 400],
+		[{ confirmEmail: 'owner@example.com', reason: '🎬'.repeat(2000) }, 200], // characters, not UTF-16 units
+		[{ confirmEmail: 'owner@example.com', reason: `  ${'x'.repeat(2000)}  ` }, 200], // measured after trimming
 		[{ reason: 'no email' }, 400],
 		[{ confirmEmail: '   ' }, 400],
 		[{ confirmEmail: 42 }, 400],
@@ -80,6 +82,13 @@ describe('POST /api/account/delete-request', () => {
 		const response = await fileRequest(app, userId, body)
 		expect(response.status).toBe(expected)
 		if (expected === 400) expect(await response.json()).toMatchObject({ code: 'bad-body', issues: expect.any(Array) })
+	})
+
+	test("a confirmation email of any length that is not the account's is a mismatch, not a bad body", async () => {
+		const userId = userWithEmail('owner@example.com')
+		const response = await fileRequest(app, userId, { confirmEmail: `${'o'.repeat(400)}@example.com` })
+		expect(response.status).toBe(400)
+		expect(await response.json()).toMatchObject({ code: 'email-mismatch' })
 	})
 
 	test('filing again, and filing concurrently, give one request', async () => {
@@ -117,7 +126,9 @@ describe('when the database misbehaves', () => {
 		const url = await freshDatabaseUrl()
 		// The audit entry is the second write of the transaction: make it fail.
 		await withDatabase(url, async (prisma) => {
-			await prisma.$executeRawUnsafe(`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$`)
+			await prisma.$executeRawUnsafe(
+				`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$`,
+			)
 			await prisma.$executeRawUnsafe(`CREATE TRIGGER refuse BEFORE INSERT ON "DeletionRequestEvent" FOR EACH ROW EXECUTE FUNCTION refuse()`)
 		})
 		const isolated = await startApp({ DATABASE_URL: url, ...standIns.env })
@@ -129,7 +140,10 @@ describe('when the database misbehaves', () => {
 		} finally {
 			await isolated.stop()
 		}
-		const counts = await withDatabase(url, async (prisma) => [await prisma.deletionRequest.count(), await prisma.deletionRequestEvent.count()])
+		const counts = await withDatabase(url, async (prisma) => [
+			await prisma.deletionRequest.count(),
+			await prisma.deletionRequestEvent.count(),
+		])
 		expect(counts).toEqual([0, 0])
 	})
 })

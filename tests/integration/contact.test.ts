@@ -72,6 +72,10 @@ describe('validation: every bound at its edge', () => {
 		['name of 0', { name: '' }, 400],
 		['name of spaces only', { name: '   ' }, 400],
 		['name of 201', { name: 'A'.repeat(201) }, 400],
+		// The interface counts characters: an emoji is one (two UTF-16 units).
+		['name of 200 emoji', { name: '🎬'.repeat(200) }, 200],
+		['name of 201 emoji', { name: '🎬'.repeat(201) }, 400],
+		['subject of 500 accented letters and emoji', { subject: 'é🎞'.repeat(250) }, 200],
 		['subject of 1', { subject: 'S' }, 200],
 		['subject of 500', { subject: 'S'.repeat(500) }, 200],
 		['subject of 0', { subject: '' }, 400],

@@ -3,19 +3,20 @@ import { DELETION_REASON_MAX } from './limits.ts'
 
 export { DELETION_REASON_MAX }
 
-
 export const deletionRequestSchema = z.object({
+	// Any text that is not the account's email is a mismatch (contract: bad-body only when missing).
 	confirmEmail: z
 		.string({ error: 'Type the email address of your account.' })
 		.trim()
-		.min(1, { error: 'Type the email address of your account.' })
-		.max(320, { error: 'That is longer than any email address.' }),
+		.min(1, { error: 'Type the email address of your account.' }),
+	// Measured after trimming, like the contact fields (zod counts characters: an emoji is one).
 	reason: z
 		.string({ error: 'The reason must be text.' })
+		.trim()
 		.max(DELETION_REASON_MAX, { error: `The reason must be at most ${DELETION_REASON_MAX} characters.` })
 		.optional()
 		.nullable()
-		.transform((reason) => (reason?.trim() ? reason.trim() : null)),
+		.transform((reason) => reason || null),
 })
 
 export type DeletionRequestInput = z.output<typeof deletionRequestSchema>
