@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, test } from 'vitest'
-import { createClerkTestKeys } from '../../tests/mocks/clerk.ts'
+import { createClerkTestKeys, sessionCookie } from '../../tests/mocks/clerk.ts'
 import { newClerkUserId, sessionHeaders } from '../../tests/support/sessions.ts'
 import { pageUserId } from './auth.server.ts'
 import { initEnv } from './env.server.ts'
@@ -44,5 +44,34 @@ describe('page session check', () => {
 		const two = pageUserId({ request: second, context: requestContext(), params: {} })
 		expect(two).not.toBe(one)
 		expect(await two).toBe(secondUser)
+	})
+})
+
+describe('an expired session on a page (no JavaScript renews it)', () => {
+	const expiredCookie = (userId: string) => {
+		const now = Math.floor(Date.now() / 1000)
+		const token = keys.sign({ sub: userId, iat: now - 180, nbf: now - 180, exp: now - 120 })
+		return sessionCookie(token, { clientUat: now - 180 })
+	}
+	const documentHeaders = (userId: string) => ({ Cookie: expiredCookie(userId), Accept: 'text/html', 'Sec-Fetch-Dest': 'document' })
+
+	test("a page load gets Clerk's handshake redirect, which refreshes the session", async () => {
+		const request = new Request(`${appUrl}/account`, { headers: documentHeaders(newClerkUserId()) })
+		const thrown = await pageUserId({ request, context: requestContext(), params: {} }).catch((error: unknown) => error)
+		expect(thrown).toBeInstanceOf(Response)
+		expect((thrown as Response).status).toBe(307)
+		expect((thrown as Response).headers.get('Location')).toContain('/v1/client/handshake')
+	})
+
+	test('a form post goes back to the page with GET (the handshake then happens there), not to Clerk', async () => {
+		const request = new Request(`${appUrl}/account?checkout=canceled`, {
+			method: 'POST',
+			headers: { ...documentHeaders(newClerkUserId()), 'Content-Type': 'application/x-www-form-urlencoded' },
+			body: 'intent=portal',
+		})
+		const thrown = await pageUserId({ request, context: requestContext(), params: {} }).catch((error: unknown) => error)
+		expect(thrown).toBeInstanceOf(Response)
+		expect((thrown as Response).status).toBe(303)
+		expect((thrown as Response).headers.get('Location')).toBe('/account?checkout=canceled&session=refreshed')
 	})
 })

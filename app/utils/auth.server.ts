@@ -108,13 +108,36 @@ export function pageUserId(args: { request: Request; context: AppLoadContext; pa
 			publishableKey: config.CLERK_PUBLISHABLE_KEY,
 			jwtKey: config.CLERK_JWT_KEY,
 			authorizedParties: [new URL(config.APP_URL).origin],
-		} as Parameters<typeof getAuth>[1]).then((auth) => auth.userId)
+		} as Parameters<typeof getAuth>[1]).then(
+			(auth) => auth.userId,
+			(thrown: unknown) => {
+				throw handshakeWithoutTheForm(args.request, thrown)
+			},
+		)
 		pageSessions.set(args.context, pending)
 	}
 	return pending
 }
 
 const pageSessions = new WeakMap<AppLoadContext, Promise<string | null>>()
+
+/** The query parameter that tells a page its form was not sent because the sign-in was refreshed. */
+export const SESSION_REFRESHED_PARAM = 'session'
+
+/**
+ * A form posted without JavaScript after the session token expired (tokens live about a minute, and
+ * nothing renews them without Clerk's script) gets Clerk's 307 handshake redirect. A 307 makes the
+ * browser post the form again, to Clerk, which the page's CSP (form-action) refuses: the browser shows
+ * an error and the input is gone. Send it back to the page with a GET instead (303): that request takes
+ * the handshake, comes back signed in, and the page says the form was not sent.
+ */
+function handshakeWithoutTheForm(request: Request, thrown: unknown): unknown {
+	const isHandshake = thrown instanceof Response && thrown.status === 307
+	if (!isHandshake || request.method === 'GET' || request.method === 'HEAD') return thrown
+	const url = new URL(request.url)
+	url.searchParams.set(SESSION_REFRESHED_PARAM, 'refreshed')
+	return redirect(`${url.pathname}${url.search}`, 303)
+}
 
 /** Where a signed-out visitor goes to sign in, coming back to `returnTo` afterwards. */
 export function signInUrl(returnTo: string) {
