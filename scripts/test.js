@@ -12,6 +12,7 @@ const resultsDir = path.resolve('test-results')
 fs.mkdirSync(resultsDir, { recursive: true })
 const totals = { passed: 0, failed: 0, skipped: 0 }
 const problems = []
+const skippedRuns = []
 
 function run(label, command, args, env = {}) {
 	console.log(`\n=== ${label} ===`)
@@ -57,6 +58,7 @@ if (hasPostgres) {
 	problems.push('PostgreSQL is not installed (apt-get install -y postgresql): required under CI=true')
 } else {
 	console.log('\n(PostgreSQL is not installed: the PostgreSQL integration run is skipped. apt-get install -y postgresql)')
+	skippedRuns.push('the PostgreSQL integration run (no PostgreSQL)')
 }
 
 if (hasBrowser) {
@@ -76,10 +78,12 @@ if (hasBrowser) {
 	problems.push('Chromium is not installed (apt-get install -y chromium): required under CI=true')
 } else {
 	console.log('\n(Chromium is not installed: browser journeys are skipped. apt-get install -y chromium)')
+	skippedRuns.push('the browser journeys (no Chromium)')
 }
 
 console.log('')
 for (const problem of problems) console.log(`problem: ${problem}`)
 const failed = totals.failed + problems.length
-console.log(`${totals.passed} passed, ${failed} failed, ${totals.skipped} skipped`)
+const notRun = skippedRuns.length > 0 ? `; not run: ${skippedRuns.join(', ')}` : ''
+console.log(`${totals.passed} passed, ${failed} failed, ${totals.skipped} skipped${notRun}`)
 process.exit(failed > 0 ? 1 : 0)
