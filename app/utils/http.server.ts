@@ -73,9 +73,9 @@ export class PayloadTooLargeError extends Error {
 }
 
 /** Reads at most MAX_BODY_BYTES, so a client cannot make us buffer an unbounded body. */
-export async function readBodyText(request: Request): Promise<string> {
+export async function readBodyText(request: Request, maxBytes: number = MAX_BODY_BYTES): Promise<string> {
 	const declared = Number(request.headers.get('Content-Length') ?? NaN)
-	if (declared > MAX_BODY_BYTES) throw new PayloadTooLargeError()
+	if (declared > maxBytes) throw new PayloadTooLargeError()
 	if (!request.body) return ''
 	const reader = request.body.getReader()
 	const chunks: Uint8Array[] = []
@@ -84,7 +84,7 @@ export async function readBodyText(request: Request): Promise<string> {
 		const { done, value } = await reader.read()
 		if (done) break
 		size += value.byteLength
-		if (size > MAX_BODY_BYTES) {
+		if (size > maxBytes) {
 			await reader.cancel()
 			throw new PayloadTooLargeError()
 		}

@@ -221,6 +221,19 @@ describe('the /contact page', () => {
 		expect(confirmation).toContain('Message sent')
 	})
 
+	test('a message of 10 000 characters in any script is sent (url-encoded, Japanese is ~90 KB)', async () => {
+		const message = '撮影予定の確認'.repeat(1_428) + '🎬🎬🎬🎬'
+		expect([...message].length).toBe(10_000)
+		const response = await postForm(
+			`${app.url}/contact`,
+			{ ...valid, subject: 'Long Japanese message', message },
+			{ Origin: app.url, 'X-Forwarded-For': uniqueIp() },
+		)
+		expect(response.status).toBe(303)
+		const mail = await sink.waitForMessage((m) => m.subject === '[Contact] Long Japanese message')
+		expect(mail.text).toContain(message)
+	})
+
 	test('field errors come back with the input kept', async () => {
 		const response = await postForm(
 			`${app.url}/contact`,
