@@ -117,7 +117,9 @@ describe('when the database misbehaves', () => {
 		const url = await freshDatabaseUrl()
 		// The audit entry is the second write of the transaction: make it fail.
 		await withDatabase(url, async (prisma) => {
-			await prisma.$executeRawUnsafe(`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$`)
+			await prisma.$executeRawUnsafe(
+				`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$`,
+			)
 			await prisma.$executeRawUnsafe(`CREATE TRIGGER refuse BEFORE INSERT ON "DeletionRequestEvent" FOR EACH ROW EXECUTE FUNCTION refuse()`)
 		})
 		const isolated = await startApp({ DATABASE_URL: url, ...standIns.env })
@@ -129,7 +131,10 @@ describe('when the database misbehaves', () => {
 		} finally {
 			await isolated.stop()
 		}
-		const counts = await withDatabase(url, async (prisma) => [await prisma.deletionRequest.count(), await prisma.deletionRequestEvent.count()])
+		const counts = await withDatabase(url, async (prisma) => [
+			await prisma.deletionRequest.count(),
+			await prisma.deletionRequestEvent.count(),
+		])
 		expect(counts).toEqual([0, 0])
 	})
 })

@@ -134,7 +134,13 @@ describe('POST /api/billing/checkout', () => {
 
 	test('paying stores the subscription; 409 while subscribed; after cancelling, no second trial and the same customer', async () => {
 		const { userId, customer, state } = await subscribedUser('team', 'month')
-		expect(state).toMatchObject({ plan: 'team', status: 'trialing', credits_daily: 600, processor_customer_id: customer, has_subscription: true })
+		expect(state).toMatchObject({
+			plan: 'team',
+			status: 'trialing',
+			credits_daily: 600,
+			processor_customer_id: customer,
+			has_subscription: true,
+		})
 		expect(state.current_period_end).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
 
 		const again = await checkout(userId, { plan: 'studio' })
@@ -145,7 +151,12 @@ describe('POST /api/billing/checkout', () => {
 		const canceled = standIns.stripe.setSubscriptionStatus(subscriptionId, 'canceled')
 		const delivery = await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))
 		expect(delivery.status).toBe(200)
-		expect(await status(userId)).toMatchObject({ plan: 'free', status: 'canceled', has_subscription: false, processor_customer_id: customer })
+		expect(await status(userId)).toMatchObject({
+			plan: 'free',
+			status: 'canceled',
+			has_subscription: false,
+			processor_customer_id: customer,
+		})
 
 		const { url } = await (await checkout(userId, { plan: 'solo' })).json()
 		const params = standIns.stripe.checkoutParams(sessionIdOf(url))!
@@ -211,7 +222,9 @@ describe('POST /api/billing/webhook', () => {
 		expect(await response.json()).toMatchObject({ code: 'bad-signature' })
 		// A tampered body under a valid signature header fails too.
 		const signed = standIns.stripe.signEvent(event)
-		expect((await webhook(signed.payload.replace('"active"', '"canceled"').replace('"trialing"', '"canceled"'), signed.header)).status).toBe(400)
+		expect(
+			(await webhook(signed.payload.replace('"active"', '"canceled"').replace('"trialing"', '"canceled"'), signed.header)).status,
+		).toBe(400)
 	})
 
 	test('a stale signature timestamp is 400, and a huge payload is 413', async () => {
@@ -219,7 +232,10 @@ describe('POST /api/billing/webhook', () => {
 		const event = standIns.stripe.makeEvent('customer.subscription.updated', standIns.stripe.store.get(subscriptionIdFor(customer))!)
 		const stale = standIns.stripe.signEvent(event, { timestamp: Math.floor(Date.now() / 1000) - 3600 })
 		expect((await webhook(stale.payload, stale.header)).status).toBe(400)
-		const huge = standIns.stripe.signEvent({ ...event, data: { object: { ...event.data.object, padding: 'x'.repeat(100 * 1024) } } } as typeof event)
+		const huge = standIns.stripe.signEvent({
+			...event,
+			data: { object: { ...event.data.object, padding: 'x'.repeat(100 * 1024) } },
+		} as typeof event)
 		const response = await webhook(huge.payload, huge.header)
 		expect(response.status).toBe(413)
 		expect(await response.json()).toMatchObject({ code: 'payload-too-large' })
@@ -243,7 +259,9 @@ describe('POST /api/billing/webhook', () => {
 		const { userId, customer } = await subscribedUser()
 		const id = subscriptionIdFor(customer)
 		const events = (['active', 'past_due', 'canceled'] as const).map((s, i) =>
-			standIns.stripe.makeEvent('customer.subscription.updated', standIns.stripe.setSubscriptionStatus(id, s), { created: 1_800_000_000 + i }),
+			standIns.stripe.makeEvent('customer.subscription.updated', standIns.stripe.setSubscriptionStatus(id, s), {
+				created: 1_800_000_000 + i,
+			}),
 		)
 		for (const event of events.reverse()) expect((await standIns.stripe.deliver(event)).status).toBe(200)
 		expect(await status(userId)).toMatchObject({ status: 'canceled', plan: 'free', has_subscription: false })
@@ -290,7 +308,10 @@ describe('POST /api/billing/webhook', () => {
 
 	test('the processor failing while we refresh answers 500, and the retried event then succeeds', async () => {
 		const { userId, customer } = await subscribedUser()
-		const event = standIns.stripe.makeEvent('customer.subscription.updated', standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'past_due'))
+		const event = standIns.stripe.makeEvent(
+			'customer.subscription.updated',
+			standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'past_due'),
+		)
 		standIns.stripe.setMode('error500')
 		try {
 			const failed = await standIns.stripe.deliver(event)
@@ -305,7 +326,10 @@ describe('POST /api/billing/webhook', () => {
 
 	test('the same event 10 times at once takes effect once', async () => {
 		const { userId, customer } = await subscribedUser()
-		const event = standIns.stripe.makeEvent('customer.subscription.updated', standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'unpaid'))
+		const event = standIns.stripe.makeEvent(
+			'customer.subscription.updated',
+			standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'unpaid'),
+		)
 		const deliveries = await Promise.all(Array.from({ length: 10 }, () => standIns.stripe.deliver(event)))
 		expect(deliveries.map((d) => d.status)).toEqual(Array(10).fill(200))
 		expect((await status(userId)).status).toBe('past_due')
@@ -356,4 +380,3 @@ describe('without processor keys', () => {
 		}
 	})
 })
-

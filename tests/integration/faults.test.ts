@@ -36,12 +36,15 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stopped and re
 		standIns.clerkApi.setUser({ id, email: `${id}@example.com` })
 		return id
 	}
-	const file = (id: string) => postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${id}@example.com` }, sessionHeaders(standIns.clerk, id))
+	const file = (id: string) =>
+		postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${id}@example.com` }, sessionHeaders(standIns.clerk, id))
 
 	test('answers with contract errors while down, recovers without a restart, and loses nothing accepted', async () => {
 		const users = Array.from({ length: 60 }, newUser)
 		const subscriber = newUser()
-		expect((await postJson(`${app.url}/api/billing/checkout`, { plan: 'team' }, sessionHeaders(standIns.clerk, subscriber))).status).toBe(200)
+		expect((await postJson(`${app.url}/api/billing/checkout`, { plan: 'team' }, sessionHeaders(standIns.clerk, subscriber))).status).toBe(
+			200,
+		)
 
 		const accepted = new Set<string>()
 		const record = async (id: string) => {
@@ -65,7 +68,14 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stopped and re
 		// While it is down: the status fallback, and the contract's errors elsewhere.
 		const status = await fetch(`${app.url}/api/billing/status`, { headers: sessionHeaders(standIns.clerk, subscriber) })
 		expect(status.status).toBe(200)
-		expect(await status.json()).toEqual({ plan: 'free', status: 'none', credits_daily: 20, current_period_end: null, processor_customer_id: null, has_subscription: false })
+		expect(await status.json()).toEqual({
+			plan: 'free',
+			status: 'none',
+			credits_daily: 20,
+			current_period_end: null,
+			processor_customer_id: null,
+			has_subscription: false,
+		})
 		const down = await file(users[40]!)
 		expect(down.status).toBe(500)
 		expect(await down.json()).toMatchObject({ code: 'db-error' })

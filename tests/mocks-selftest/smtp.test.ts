@@ -54,9 +54,7 @@ test('waitForMessage waits for a future message and times out cleanly', async ()
 	const waiting = sink.waitForMessage((m) => m.subject === 'later')
 	await transport().sendMail({ ...message, subject: 'later' })
 	expect((await waiting).subject).toBe('later')
-	await expect(sink.waitForMessage((m) => m.subject === 'never', 50)).rejects.toThrow(
-		/No matching email/,
-	)
+	await expect(sink.waitForMessage((m) => m.subject === 'never', 50)).rejects.toThrow(/No matching email/)
 })
 
 test.each([

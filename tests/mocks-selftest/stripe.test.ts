@@ -25,11 +25,7 @@ beforeAll(async () => {
 		req.on('data', (c: Buffer) => (raw += c.toString('utf8')))
 		req.on('end', () => {
 			try {
-				const event = stripe.webhooks.constructEvent(
-					raw,
-					String(req.headers['stripe-signature']),
-					'whsec_selftest',
-				)
+				const event = stripe.webhooks.constructEvent(raw, String(req.headers['stripe-signature']), 'whsec_selftest')
 				received.push({ type: event.type, verified: true })
 				res.writeHead(200).end('{"received":true}')
 			} catch {
@@ -56,21 +52,15 @@ test('form parser: brackets, indices, [] and nesting', () => {
 
 describe('API via the real SDK', () => {
 	test('customers.create honours idempotency keys', async () => {
-		const a = await stripe.customers.create(
-			{ email: 'a@example.test', metadata: { userId: 'u1' } },
-			{ idempotencyKey: 'cust-u1' },
-		)
-		const b = await stripe.customers.create(
-			{ email: 'a@example.test', metadata: { userId: 'u1' } },
-			{ idempotencyKey: 'cust-u1' },
-		)
+		const a = await stripe.customers.create({ email: 'a@example.test', metadata: { userId: 'u1' } }, { idempotencyKey: 'cust-u1' })
+		const b = await stripe.customers.create({ email: 'a@example.test', metadata: { userId: 'u1' } }, { idempotencyKey: 'cust-u1' })
 		expect(b.id).toBe(a.id)
 		expect((await stripe.customers.retrieve(a.id)) as Stripe.Customer).toMatchObject({
 			email: 'a@example.test',
 		})
-		await expect(
-			stripe.customers.create({ email: 'other@example.test' }, { idempotencyKey: 'cust-u1' }),
-		).rejects.toBeInstanceOf(Stripe.errors.StripeIdempotencyError)
+		await expect(stripe.customers.create({ email: 'other@example.test' }, { idempotencyKey: 'cust-u1' })).rejects.toBeInstanceOf(
+			Stripe.errors.StripeIdempotencyError,
+		)
 	})
 
 	test('unknown ids → StripeInvalidRequestError 404 resource_missing', async () => {
@@ -121,13 +111,8 @@ describe('API via the real SDK', () => {
 			redirect: 'manual',
 		})
 		expect(paid.status).toBe(303)
-		expect(paid.headers.get('location')).toBe(
-			`http://app.test/account?checkout=success&session_id=${session.id}`,
-		)
-		expect(received.map((r) => r.type)).toEqual([
-			'checkout.session.completed',
-			'customer.subscription.created',
-		])
+		expect(paid.headers.get('location')).toBe(`http://app.test/account?checkout=success&session_id=${session.id}`)
+		expect(received.map((r) => r.type)).toEqual(['checkout.session.completed', 'customer.subscription.created'])
 
 		const done = await stripe.checkout.sessions.retrieve(session.id, { expand: ['subscription'] })
 		expect(done.status).toBe('complete')
@@ -170,13 +155,13 @@ describe('API via the real SDK', () => {
 		expect(parsed.id).toBe(event.id)
 		expect(parsed.api_version).toBe(Stripe.API_VERSION)
 		const stale = fake.signEvent(event, { timestamp: Math.floor(Date.now() / 1000) - 3600 })
-		expect(() =>
-			stripe.webhooks.constructEvent(stale.payload, stale.header, 'whsec_selftest'),
-		).toThrow(Stripe.errors.StripeSignatureVerificationError)
+		expect(() => stripe.webhooks.constructEvent(stale.payload, stale.header, 'whsec_selftest')).toThrow(
+			Stripe.errors.StripeSignatureVerificationError,
+		)
 		// Re-serialized JSON is not the signed text.
-		expect(() =>
-			stripe.webhooks.constructEvent(JSON.stringify(JSON.parse(payload)), header, 'whsec_selftest'),
-		).toThrow(Stripe.errors.StripeSignatureVerificationError)
+		expect(() => stripe.webhooks.constructEvent(JSON.stringify(JSON.parse(payload)), header, 'whsec_selftest')).toThrow(
+			Stripe.errors.StripeSignatureVerificationError,
+		)
 	})
 
 	test('makeInvoice: subscription under parent.subscription_details; retrievable', async () => {
@@ -209,9 +194,7 @@ describe('API via the real SDK', () => {
 		// with the same Idempotency-Key.
 		fake.setMode('reset')
 		const before = fake.requests.length
-		await expect(stripe.customers.create({})).rejects.toBeInstanceOf(
-			Stripe.errors.StripeConnectionError,
-		)
+		await expect(stripe.customers.create({})).rejects.toBeInstanceOf(Stripe.errors.StripeConnectionError)
 		const attempts = fake.requests.slice(before)
 		expect(attempts).toHaveLength(2)
 		expect(attempts[1]?.idempotencyKey).toBe(attempts[0]?.idempotencyKey)

@@ -23,10 +23,7 @@ export interface SmtpSink {
 	url: string
 	messages: CapturedMail[]
 	/** Resolves with the first message (already received or future) matching `predicate`. */
-	waitForMessage(
-		predicate?: (mail: CapturedMail) => boolean,
-		timeoutMs?: number,
-	): Promise<CapturedMail>
+	waitForMessage(predicate?: (mail: CapturedMail) => boolean, timeoutMs?: number): Promise<CapturedMail>
 	setMode(mode: SmtpMode): void
 	/** Cuts every open connection (a restarted server): pooled clients must connect anew. */
 	dropConnections(): void
@@ -58,9 +55,7 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 			if (mode !== 'hang') callback()
 		},
 		onRcptTo(_address, _session, callback) {
-			callback(
-				mode === 'reject-rcpt' ? smtpError('Recipient rejected (test sink)', 550) : undefined,
-			)
+			callback(mode === 'reject-rcpt' ? smtpError('Recipient rejected (test sink)', 550) : undefined)
 		},
 		onData(stream, session, callback) {
 			const chunks: Buffer[] = []
@@ -112,9 +107,7 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 				}
 				const timer = setTimeout(() => {
 					cleanup()
-					reject(
-						new Error(`No matching email within ${timeoutMs} ms (${messages.length} received)`),
-					)
+					reject(new Error(`No matching email within ${timeoutMs} ms (${messages.length} received)`))
 				}, timeoutMs)
 				const cleanup = () => {
 					clearTimeout(timer)

@@ -8,7 +8,13 @@ import pg from 'pg'
 // A throwaway PostgreSQL cluster from Debian's binaries, on a loopback port and a temp folder,
 // removed on stop. As root, the binaries run as the `postgres` user (initdb refuses root).
 
-export type TestPostgres = { url: (database: string) => string; adminUrl: string; stop: () => Promise<void>; kill: () => void; start: () => Promise<void> }
+export type TestPostgres = {
+	url: (database: string) => string
+	adminUrl: string
+	stop: () => Promise<void>
+	kill: () => void
+	start: () => Promise<void>
+}
 
 export function findPostgresBin(): string | null {
 	const candidates = [process.env.PG_BIN, '/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin']
@@ -58,7 +64,16 @@ export async function startTestPostgres({ durable = false } = {}): Promise<TestP
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'callsheet-pg-'))
 	const dataDir = path.join(dir, 'data')
 	if (asRoot) execFileSync('chown', ['postgres:postgres', dir])
-	const [initCmd, initArgs] = command(path.join(bin, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'])
+	const [initCmd, initArgs] = command(path.join(bin, 'initdb'), [
+		'-D',
+		dataDir,
+		'-U',
+		'postgres',
+		'--auth=trust',
+		'-E',
+		'UTF8',
+		'--no-sync',
+	])
 	execFileSync(initCmd, initArgs, { stdio: 'pipe' })
 	const port = await freePort()
 	const adminUrl = `postgresql://postgres@127.0.0.1:${port}/postgres`
@@ -66,9 +81,17 @@ export async function startTestPostgres({ durable = false } = {}): Promise<TestP
 
 	const start = async () => {
 		const [cmd, args] = command(path.join(bin, 'postgres'), [
-			'-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', dir,
+			'-D',
+			dataDir,
+			'-p',
+			String(port),
+			'-h',
+			'127.0.0.1',
+			'-k',
+			dir,
 			...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
-			'-c', 'max_connections=200',
+			'-c',
+			'max_connections=200',
 		])
 		const log = fs.openSync(path.join(dir, 'server.log'), 'a')
 		child = spawn(cmd, args, { stdio: ['ignore', 'ignore', log], detached: false })
@@ -93,7 +116,10 @@ export async function startTestPostgres({ durable = false } = {}): Promise<TestP
 			const postmaster = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
 			let backends: number[] = []
 			try {
-				backends = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number)
+				backends = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' })
+					.split('\n')
+					.filter(Boolean)
+					.map(Number)
 			} catch {}
 			for (const pid of [postmaster, ...backends]) {
 				try {
