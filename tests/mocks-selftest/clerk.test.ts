@@ -1,6 +1,7 @@
 import { createClerkClient } from '@clerk/backend'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createClerkTestKeys, sessionCookie, startFakeClerkApi, type FakeClerkApi } from '../mocks/clerk.js'
+import { until } from '../support/deadline.js'
 
 const keys = createClerkTestKeys()
 let api: FakeClerkApi
@@ -117,11 +118,15 @@ describe('Backend API', () => {
 		local.setMode('error500')
 		await expect(sdk.users.getUser('x')).rejects.toMatchObject({ status: 500 })
 		local.setMode('hang')
+		// The SDK sets no timeout of its own: only close() cutting the request can end the call.
 		const pending = sdk.users.getUser('x').catch((e: unknown) => e)
-		await new Promise((r) => setTimeout(r, 100))
-		const started = Date.now()
-		await local.close()
-		expect(Date.now() - started).toBeLessThan(1000)
+		const before = local.requests.length
+		try {
+			await until(() => local.requests.length > before, 5000, 'the fake received the request')
+		} finally {
+			await local.close()
+		}
+		expect(local.requests.at(-1)).toEqual({ method: 'GET', path: '/v1/users/x' })
 		expect(await pending).toBeInstanceOf(Error)
 	})
 })
