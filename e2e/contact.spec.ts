@@ -62,17 +62,23 @@ for (const javaScriptEnabled of [true, false]) {
 			await f.message.fill(typed.message)
 
 			if (javaScriptEnabled) {
-				// Hold the submission a moment so the pending state can be seen.
+				// Hold the submission until the pending state has been seen, then let it through.
+				let release = () => {}
+				const held = new Promise<void>((resolve) => (release = resolve))
 				await page.route(
 					(url) => url.pathname === '/contact' || url.pathname.startsWith('/contact.'),
 					async (route) => {
-						if (route.request().method() === 'POST') await new Promise((resolve) => setTimeout(resolve, 700))
+						if (route.request().method() === 'POST') await held
 						await route.fallback()
 					},
 				)
-				await f.submit.click()
-				await expect(f.submit).toHaveText('Sending…')
-				await expect(f.submit).toBeDisabled()
+				try {
+					await f.submit.click()
+					await expect(f.submit).toHaveText('Sending…')
+					await expect(f.submit).toBeDisabled()
+				} finally {
+					release()
+				}
 			} else {
 				const posted = page.waitForResponse((r) => r.request().method() === 'POST' && r.request().resourceType() === 'document')
 				await f.submit.click()

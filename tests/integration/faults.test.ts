@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { withDatabase } from '../support/database.ts'
+import { within } from '../support/deadline.ts'
 import { postJson } from '../support/http.ts'
 import { runPrismaMigrateDeploy } from '../../app/utils/db/migrate.server.ts'
 import { createDatabase, startTestPostgres, type TestPostgres } from '../support/postgres.ts'
@@ -36,36 +37,66 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stopped and re
 		standIns.clerkApi.setUser({ id, email: `${id}@example.com` })
 		return id
 	}
-	const file = (id: string) => postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${id}@example.com` }, sessionHeaders(standIns.clerk, id))
+	const file = (id: string) =>
+		postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${id}@example.com` }, sessionHeaders(standIns.clerk, id))
 
 	test('answers with contract errors while down, recovers without a restart, and loses nothing accepted', async () => {
 		const users = Array.from({ length: 60 }, newUser)
 		const subscriber = newUser()
-		expect((await postJson(`${app.url}/api/billing/checkout`, { plan: 'team' }, sessionHeaders(standIns.clerk, subscriber))).status).toBe(200)
+		expect((await postJson(`${app.url}/api/billing/checkout`, { plan: 'team' }, sessionHeaders(standIns.clerk, subscriber))).status).toBe(
+			200,
+		)
 
 		const accepted = new Set<string>()
+		// Whether the database had been killed when each answer arrived.
+		const answers: Array<{ ok: boolean; afterKill: boolean }> = []
+		let killed = false
+		const KILL_AT = 5
+		let nthAccepted!: () => void
+		const enoughAccepted = new Promise<void>((resolve) => (nthAccepted = resolve))
 		const record = async (id: string) => {
 			const response = await file(id)
 			const body = await response.json()
+			answers.push({ ok: response.status === 200, afterKill: killed })
 			if (response.status === 200) {
 				expect(body.saved).toBe(true)
 				accepted.add(body.request_id)
+				if (accepted.size === KILL_AT) nthAccepted()
 			} else {
+				// The contract's errors that say nothing was stored and it is safe to retry.
 				expect([500, 503]).toContain(response.status)
 				expect(body.code).toMatch(/^(db-error|server-error|identity-provider-unavailable)$/)
 			}
 		}
 
-		// A storm of filings, with the database killed in the middle of it.
-		const storm = Promise.all(users.slice(0, 30).map((id, i) => new Promise((r) => setTimeout(r, i * 15)).then(() => record(id))))
-		await new Promise((r) => setTimeout(r, 150))
+		// A storm of filings by three clients in turn, with the database killed when the fifth has been
+		// accepted: the others are in flight then, or sent while it is down.
+		const queue = users.slice(0, 30)
+		let next = 0
+		const client = async () => {
+			while (next < queue.length) await record(queue[next++]!)
+		}
+		const storm = Promise.all([client(), client(), client()]).then(() => {
+			if (accepted.size < KILL_AT) throw new Error(`every filing was answered before ${KILL_AT} were accepted`)
+		})
+		await within(Promise.race([enoughAccepted, storm]), 30_000, `${KILL_AT} accepted filings`)
 		postgres.kill()
-		await storm
+		killed = true
+		await within(storm, 60_000, 'answers to the filings sent while the database is down')
+		expect(answers.filter((a) => a.ok && !a.afterKill).length).toBeGreaterThanOrEqual(1)
+		expect(answers.filter((a) => !a.ok && a.afterKill).length).toBeGreaterThanOrEqual(1)
 
 		// While it is down: the status fallback, and the contract's errors elsewhere.
 		const status = await fetch(`${app.url}/api/billing/status`, { headers: sessionHeaders(standIns.clerk, subscriber) })
 		expect(status.status).toBe(200)
-		expect(await status.json()).toEqual({ plan: 'free', status: 'none', credits_daily: 20, current_period_end: null, processor_customer_id: null, has_subscription: false })
+		expect(await status.json()).toEqual({
+			plan: 'free',
+			status: 'none',
+			credits_daily: 20,
+			current_period_end: null,
+			processor_customer_id: null,
+			has_subscription: false,
+		})
 		const down = await file(users[40]!)
 		expect(down.status).toBe(500)
 		expect(await down.json()).toMatchObject({ code: 'db-error' })

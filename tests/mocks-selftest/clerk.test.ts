@@ -1,11 +1,7 @@
 import { createClerkClient } from '@clerk/backend'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import {
-	createClerkTestKeys,
-	sessionCookie,
-	startFakeClerkApi,
-	type FakeClerkApi,
-} from '../mocks/clerk.js'
+import { createClerkTestKeys, sessionCookie, startFakeClerkApi, type FakeClerkApi } from '../mocks/clerk.js'
+import { until } from '../support/deadline.js'
 
 const keys = createClerkTestKeys()
 let api: FakeClerkApi
@@ -51,16 +47,8 @@ describe('session tokens', () => {
 	test.each([
 		['expired', () => keys.sign({ sub: 'user_alice', exp: now() - 60 }), /expired/],
 		['missing sub', () => keys.sign({ sub: undefined }), /token-verification-failed/],
-		[
-			'alg none',
-			() => keys.sign({ sub: 'user_alice' }, { alg: 'none' }),
-			/token-invalid-algorithm/,
-		],
-		[
-			'HS256 keyed with the public key',
-			() => keys.sign({ sub: 'user_alice' }, { alg: 'HS256' }),
-			/token-invalid-algorithm/,
-		],
+		['alg none', () => keys.sign({ sub: 'user_alice' }, { alg: 'none' }), /token-invalid-algorithm/],
+		['HS256 keyed with the public key', () => keys.sign({ sub: 'user_alice' }, { alg: 'HS256' }), /token-invalid-algorithm/],
 		[
 			'another key, same kid',
 			() => keys.sign({ sub: 'user_alice' }, { privateKey: createClerkTestKeys().privateKey }),
@@ -68,11 +56,7 @@ describe('session tokens', () => {
 		],
 		['future nbf', () => keys.sign({ sub: 'user_alice', nbf: now() + 600 }), /nbf/],
 		// A foreign issuer is not treated as a Clerk session token at all.
-		[
-			'foreign iss',
-			() => keys.sign({ sub: 'user_alice', iss: 'https://evil.test' }),
-			/session-token-and-uat-missing/,
-		],
+		['foreign iss', () => keys.sign({ sub: 'user_alice', iss: 'https://evil.test' }), /session-token-and-uat-missing/],
 	])('%s → signed out', async (_name, mint, reason) => {
 		const state = await authenticate(sessionCookie(mint()))
 		expect(state.isSignedIn).toBe(false)
@@ -115,10 +99,7 @@ describe('Backend API', () => {
 		const user = await client().users.getUser('user_alice')
 		expect(user.id).toBe('user_alice')
 		expect(user.primaryEmailAddress?.emailAddress).toBe('alice@example.test')
-		expect(user.emailAddresses.map((e) => e.emailAddress)).toEqual([
-			'alice@example.test',
-			'a2@example.test',
-		])
+		expect(user.emailAddresses.map((e) => e.emailAddress)).toEqual(['alice@example.test', 'a2@example.test'])
 		expect(api.requests.at(-1)).toEqual({ method: 'GET', path: '/v1/users/user_alice' })
 	})
 
@@ -137,11 +118,15 @@ describe('Backend API', () => {
 		local.setMode('error500')
 		await expect(sdk.users.getUser('x')).rejects.toMatchObject({ status: 500 })
 		local.setMode('hang')
+		// The SDK sets no timeout of its own: only close() cutting the request can end the call.
 		const pending = sdk.users.getUser('x').catch((e: unknown) => e)
-		await new Promise((r) => setTimeout(r, 100))
-		const started = Date.now()
-		await local.close()
-		expect(Date.now() - started).toBeLessThan(1000)
+		const before = local.requests.length
+		try {
+			await until(() => local.requests.length > before, 5000, 'the fake received the request')
+		} finally {
+			await local.close()
+		}
+		expect(local.requests.at(-1)).toEqual({ method: 'GET', path: '/v1/users/x' })
 		expect(await pending).toBeInstanceOf(Error)
 	})
 })

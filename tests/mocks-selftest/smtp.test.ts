@@ -1,6 +1,7 @@
 import nodemailer from 'nodemailer'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { startSmtpSink, type SmtpSink } from '../mocks/smtp.js'
+import { until } from '../support/deadline.js'
 
 let sink: SmtpSink
 beforeAll(async () => {
@@ -54,9 +55,7 @@ test('waitForMessage waits for a future message and times out cleanly', async ()
 	const waiting = sink.waitForMessage((m) => m.subject === 'later')
 	await transport().sendMail({ ...message, subject: 'later' })
 	expect((await waiting).subject).toBe('later')
-	await expect(sink.waitForMessage((m) => m.subject === 'never', 50)).rejects.toThrow(
-		/No matching email/,
-	)
+	await expect(sink.waitForMessage((m) => m.subject === 'never', 50)).rejects.toThrow(/No matching email/)
 })
 
 test.each([
@@ -69,11 +68,36 @@ test.each([
 	try {
 		await expect(transport(local.port).sendMail(message)).rejects.toMatchObject({ code })
 		expect(local.messages).toHaveLength(0)
+		// The hang modes held the session, and the sink saw the client give up on it.
+		const hangs = mode === 'hang' || mode === 'hang-data'
+		expect(local.held.map((h) => h.mode)).toEqual(hangs ? [mode] : [])
+		await until(() => local.held.every((h) => h.closed), 5000, 'the client closed the held session')
 	} finally {
-		const started = Date.now()
 		await local.close()
-		expect(Date.now() - started).toBeLessThan(1000)
 	}
+})
+
+test.each([['hang'], ['hang-data']] as const)('close() cuts a session held in mode %s: the pending send fails', async (mode) => {
+	const local = await startSmtpSink({ mode })
+	// Client timeouts longer than this test's own: only close() cutting the session can end the send.
+	const patient = nodemailer.createTransport({
+		host: '127.0.0.1',
+		port: local.port,
+		secure: false,
+		ignoreTLS: true,
+		connectionTimeout: 60_000,
+		greetingTimeout: 60_000,
+		socketTimeout: 60_000,
+	})
+	const pending = patient.sendMail(message).catch((error: unknown) => error)
+	try {
+		await until(() => local.held.length === 1, 5000, 'the sink held the session')
+	} finally {
+		await local.close()
+	}
+	expect(await pending).toMatchObject({ code: 'ECONNECTION' })
+	expect(local.held.map((h) => h.mode)).toEqual([mode])
+	expect(local.messages).toHaveLength(0)
 })
 
 test('server down → ESOCKET', async () => {

@@ -4,6 +4,7 @@ import Stripe from 'stripe'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { parseStripeForm } from '../mocks/stripe/form.js'
 import { startFakeStripe, type FakeStripe } from '../mocks/stripe.js'
+import { until } from '../support/deadline.js'
 
 let fake: FakeStripe
 let stripe: Stripe
@@ -25,11 +26,7 @@ beforeAll(async () => {
 		req.on('data', (c: Buffer) => (raw += c.toString('utf8')))
 		req.on('end', () => {
 			try {
-				const event = stripe.webhooks.constructEvent(
-					raw,
-					String(req.headers['stripe-signature']),
-					'whsec_selftest',
-				)
+				const event = stripe.webhooks.constructEvent(raw, String(req.headers['stripe-signature']), 'whsec_selftest')
 				received.push({ type: event.type, verified: true })
 				res.writeHead(200).end('{"received":true}')
 			} catch {
@@ -56,21 +53,15 @@ test('form parser: brackets, indices, [] and nesting', () => {
 
 describe('API via the real SDK', () => {
 	test('customers.create honours idempotency keys', async () => {
-		const a = await stripe.customers.create(
-			{ email: 'a@example.test', metadata: { userId: 'u1' } },
-			{ idempotencyKey: 'cust-u1' },
-		)
-		const b = await stripe.customers.create(
-			{ email: 'a@example.test', metadata: { userId: 'u1' } },
-			{ idempotencyKey: 'cust-u1' },
-		)
+		const a = await stripe.customers.create({ email: 'a@example.test', metadata: { userId: 'u1' } }, { idempotencyKey: 'cust-u1' })
+		const b = await stripe.customers.create({ email: 'a@example.test', metadata: { userId: 'u1' } }, { idempotencyKey: 'cust-u1' })
 		expect(b.id).toBe(a.id)
 		expect((await stripe.customers.retrieve(a.id)) as Stripe.Customer).toMatchObject({
 			email: 'a@example.test',
 		})
-		await expect(
-			stripe.customers.create({ email: 'other@example.test' }, { idempotencyKey: 'cust-u1' }),
-		).rejects.toBeInstanceOf(Stripe.errors.StripeIdempotencyError)
+		await expect(stripe.customers.create({ email: 'other@example.test' }, { idempotencyKey: 'cust-u1' })).rejects.toBeInstanceOf(
+			Stripe.errors.StripeIdempotencyError,
+		)
 	})
 
 	test('unknown ids → StripeInvalidRequestError 404 resource_missing', async () => {
@@ -121,13 +112,8 @@ describe('API via the real SDK', () => {
 			redirect: 'manual',
 		})
 		expect(paid.status).toBe(303)
-		expect(paid.headers.get('location')).toBe(
-			`http://app.test/account?checkout=success&session_id=${session.id}`,
-		)
-		expect(received.map((r) => r.type)).toEqual([
-			'checkout.session.completed',
-			'customer.subscription.created',
-		])
+		expect(paid.headers.get('location')).toBe(`http://app.test/account?checkout=success&session_id=${session.id}`)
+		expect(received.map((r) => r.type)).toEqual(['checkout.session.completed', 'customer.subscription.created'])
 
 		const done = await stripe.checkout.sessions.retrieve(session.id, { expand: ['subscription'] })
 		expect(done.status).toBe('complete')
@@ -170,13 +156,13 @@ describe('API via the real SDK', () => {
 		expect(parsed.id).toBe(event.id)
 		expect(parsed.api_version).toBe(Stripe.API_VERSION)
 		const stale = fake.signEvent(event, { timestamp: Math.floor(Date.now() / 1000) - 3600 })
-		expect(() =>
-			stripe.webhooks.constructEvent(stale.payload, stale.header, 'whsec_selftest'),
-		).toThrow(Stripe.errors.StripeSignatureVerificationError)
+		expect(() => stripe.webhooks.constructEvent(stale.payload, stale.header, 'whsec_selftest')).toThrow(
+			Stripe.errors.StripeSignatureVerificationError,
+		)
 		// Re-serialized JSON is not the signed text.
-		expect(() =>
-			stripe.webhooks.constructEvent(JSON.stringify(JSON.parse(payload)), header, 'whsec_selftest'),
-		).toThrow(Stripe.errors.StripeSignatureVerificationError)
+		expect(() => stripe.webhooks.constructEvent(JSON.stringify(JSON.parse(payload)), header, 'whsec_selftest')).toThrow(
+			Stripe.errors.StripeSignatureVerificationError,
+		)
 	})
 
 	test('makeInvoice: subscription under parent.subscription_details; retrievable', async () => {
@@ -209,9 +195,7 @@ describe('API via the real SDK', () => {
 		// with the same Idempotency-Key.
 		fake.setMode('reset')
 		const before = fake.requests.length
-		await expect(stripe.customers.create({})).rejects.toBeInstanceOf(
-			Stripe.errors.StripeConnectionError,
-		)
+		await expect(stripe.customers.create({})).rejects.toBeInstanceOf(Stripe.errors.StripeConnectionError)
 		const attempts = fake.requests.slice(before)
 		expect(attempts).toHaveLength(2)
 		expect(attempts[1]?.idempotencyKey).toBe(attempts[0]?.idempotencyKey)
@@ -219,20 +203,23 @@ describe('API via the real SDK', () => {
 	})
 })
 
-test('close() returns promptly with a hung request in flight', async () => {
+test('close() cuts a hung request in flight: the pending call fails', async () => {
 	const local = await startFakeStripe()
+	// A client timeout longer than this test's own: only close() cutting the request can end the call.
 	const client = new Stripe('sk_test_fake', {
 		host: '127.0.0.1',
 		port: local.port,
 		protocol: 'http',
 		maxNetworkRetries: 0,
-		timeout: 10_000,
+		timeout: 60_000,
 	})
 	local.setMode('hang')
 	const pending = client.customers.create({}).catch((e: unknown) => e)
-	await new Promise((r) => setTimeout(r, 100))
-	const started = Date.now()
-	await local.close()
-	expect(Date.now() - started).toBeLessThan(1000)
+	try {
+		await until(() => local.requests.length > 0, 5000, 'the fake received the request')
+	} finally {
+		await local.close()
+	}
+	expect(local.requests[0]).toMatchObject({ method: 'POST', path: '/v1/customers' })
 	expect(await pending).toBeInstanceOf(Stripe.errors.StripeConnectionError)
 })

@@ -18,15 +18,21 @@ export type CapturedMail = ParsedMail & {
 	authUser: string | null
 }
 
+/** A session the sink left waiting on purpose (mode `hang` or `hang-data`). */
+export type HeldSession = {
+	mode: 'hang' | 'hang-data'
+	/** True once the connection has ended: the client gave up, or close()/dropConnections() cut it. */
+	closed: boolean
+}
+
 export interface SmtpSink {
 	port: number
 	url: string
 	messages: CapturedMail[]
+	/** Every session held without an answer so far, in arrival order: how a test knows its client is stuck. */
+	held: HeldSession[]
 	/** Resolves with the first message (already received or future) matching `predicate`. */
-	waitForMessage(
-		predicate?: (mail: CapturedMail) => boolean,
-		timeoutMs?: number,
-	): Promise<CapturedMail>
+	waitForMessage(predicate?: (mail: CapturedMail) => boolean, timeoutMs?: number): Promise<CapturedMail>
 	setMode(mode: SmtpMode): void
 	/** Cuts every open connection (a restarted server): pooled clients must connect anew. */
 	dropConnections(): void
@@ -41,6 +47,13 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 	let mode: SmtpMode = opts.mode ?? 'ok'
 	const messages: CapturedMail[] = []
 	const waiters = new Set<(mail: CapturedMail) => void>()
+	const held: HeldSession[] = []
+	const heldBySession = new Map<string, HeldSession>()
+	const hold = (sessionId: string, heldMode: HeldSession['mode']) => {
+		const session: HeldSession = { mode: heldMode, closed: false }
+		held.push(session)
+		heldBySession.set(sessionId, session)
+	}
 
 	const options: SMTPServerOptions = {
 		authOptional: true,
@@ -54,19 +67,23 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 		onAuth(auth, _session, callback) {
 			callback(null, { user: auth.username ?? 'user' })
 		},
-		onConnect(_session, callback) {
-			if (mode !== 'hang') callback()
+		onConnect(session, callback) {
+			if (mode === 'hang') return hold(session.id, 'hang')
+			callback()
+		},
+		onClose(session) {
+			const stuck = heldBySession.get(session.id)
+			if (stuck) stuck.closed = true
+			heldBySession.delete(session.id)
 		},
 		onRcptTo(_address, _session, callback) {
-			callback(
-				mode === 'reject-rcpt' ? smtpError('Recipient rejected (test sink)', 550) : undefined,
-			)
+			callback(mode === 'reject-rcpt' ? smtpError('Recipient rejected (test sink)', 550) : undefined)
 		},
 		onData(stream, session, callback) {
 			const chunks: Buffer[] = []
 			stream.on('data', (chunk: Buffer) => chunks.push(chunk))
 			stream.on('end', () => {
-				if (mode === 'hang-data') return
+				if (mode === 'hang-data') return hold(session.id, 'hang-data')
 				if (mode === 'reject') return callback(smtpError('Message rejected (test sink)', 550))
 				const raw = Buffer.concat(chunks).toString('utf8')
 				void simpleParser(raw).then(
@@ -97,6 +114,7 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 		port,
 		url: `smtp://127.0.0.1:${port}`,
 		messages,
+		held,
 		setMode: (next) => void (mode = next),
 		dropConnections: () => {
 			for (const socket of sockets) socket.destroy()
@@ -112,9 +130,7 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 				}
 				const timer = setTimeout(() => {
 					cleanup()
-					reject(
-						new Error(`No matching email within ${timeoutMs} ms (${messages.length} received)`),
-					)
+					reject(new Error(`No matching email within ${timeoutMs} ms (${messages.length} received)`))
 				}, timeoutMs)
 				const cleanup = () => {
 					clearTimeout(timer)

@@ -6,6 +6,7 @@ import { PrismaClient } from '../../app/generated/prisma/client.ts'
 import { databaseTarget } from '../../app/utils/db/database-url.ts'
 import { openPostgres } from '../../app/utils/db/pg-adapter.server.ts'
 import { openEmbeddedDatabase } from '../../app/utils/db/pglite-adapter.server.ts'
+import { startApp, type RunningApp } from './app-server.ts'
 import { createDatabase } from './postgres.ts'
 
 /** A fresh, migrated database of the kind this run tests, as a DATABASE_URL. */
@@ -26,8 +27,7 @@ export async function freshDatabaseUrl(): Promise<string> {
  */
 export async function withDatabase<T>(databaseUrl: string, work: (prisma: PrismaClient) => Promise<T>): Promise<T> {
 	const target = databaseTarget(databaseUrl)
-	const connection =
-		target.kind === 'postgres' ? openPostgres(target.url, { max: 2 }) : await openEmbeddedDatabase(target.dataDir)
+	const connection = target.kind === 'postgres' ? openPostgres(target.url, { max: 2 }) : await openEmbeddedDatabase(target.dataDir)
 	const prisma = new PrismaClient({ adapter: connection.factory })
 	try {
 		return await work(prisma)
@@ -35,4 +35,24 @@ export async function withDatabase<T>(databaseUrl: string, work: (prisma: Prisma
 		await prisma.$disconnect()
 		await connection.close()
 	}
+}
+
+/**
+ * Reads what a running app stored, and leaves an app serving. PostgreSQL is read beside the app. The
+ * embedded database allows one process at a time: there the app is stopped for the read and started
+ * again with the same environment (`env`, as given to startApp), on a new port: carry on with the
+ * returned app.
+ */
+export async function readStored<T>(
+	app: RunningApp,
+	env: Record<string, string | undefined>,
+	work: (prisma: PrismaClient) => Promise<T>,
+): Promise<{ value: T; app: RunningApp }> {
+	const databaseUrl = env.DATABASE_URL
+	if (!databaseUrl) throw new Error('readStored: env has no DATABASE_URL')
+	if (databaseTarget(databaseUrl).kind === 'postgres') return { value: await withDatabase(databaseUrl, work), app }
+	await app.stop()
+	// A failed read leaves the app stopped (and nothing running for afterAll to miss).
+	const value = await withDatabase(databaseUrl, work)
+	return { value, app: await startApp(env) }
 }

@@ -30,20 +30,27 @@ export default async function setup(project: TestProject) {
 	project.provide('tempRoot', tempRoot)
 	let postgres: TestPostgres | undefined
 
-	if (kind === 'postgres') {
-		if (!findPostgresBin()) throw new Error('TEST_DATABASE=postgres but PostgreSQL is not installed (apt-get install -y postgresql)')
-		postgres = await startTestPostgres()
-		await createDatabase(postgres.adminUrl, 'callsheet_template')
-		await runPrismaMigrateDeploy({ projectRoot, query: async () => ({ rows: [] }), databaseUrl: postgres.url('callsheet_template') })
-		project.provide('postgresAdminUrl', postgres.adminUrl)
-		project.provide('postgresTemplate', 'callsheet_template')
-		project.provide('embeddedTemplateDir', '')
-	} else {
-		const templateDir = path.join(tempRoot, 'template', 'pglite')
-		await runPrismaMigrateDeploy({ projectRoot, query: async () => ({ rows: [] }), databaseUrl: `file:${templateDir}` })
-		project.provide('embeddedTemplateDir', templateDir)
-		project.provide('postgresAdminUrl', '')
-		project.provide('postgresTemplate', '')
+	try {
+		if (kind === 'postgres') {
+			if (!findPostgresBin()) throw new Error('TEST_DATABASE=postgres but PostgreSQL is not installed (apt-get install -y postgresql)')
+			postgres = await startTestPostgres()
+			await createDatabase(postgres.adminUrl, 'callsheet_template')
+			await runPrismaMigrateDeploy({ projectRoot, query: async () => ({ rows: [] }), databaseUrl: postgres.url('callsheet_template') })
+			project.provide('postgresAdminUrl', postgres.adminUrl)
+			project.provide('postgresTemplate', 'callsheet_template')
+			project.provide('embeddedTemplateDir', '')
+		} else {
+			const templateDir = path.join(tempRoot, 'template', 'pglite')
+			await runPrismaMigrateDeploy({ projectRoot, query: async () => ({ rows: [] }), databaseUrl: `file:${templateDir}` })
+			project.provide('embeddedTemplateDir', templateDir)
+			project.provide('postgresAdminUrl', '')
+			project.provide('postgresTemplate', '')
+		}
+	} catch (error) {
+		// Vitest runs no teardown for a setup that threw: clean up here, or the cluster and folder stay.
+		await postgres?.stop()
+		fs.rmSync(tempRoot, { recursive: true, force: true })
+		throw error
 	}
 
 	return async () => {

@@ -8,7 +8,13 @@ import pg from 'pg'
 // A throwaway PostgreSQL cluster from Debian's binaries, on a loopback port and a temp folder,
 // removed on stop. As root, the binaries run as the `postgres` user (initdb refuses root).
 
-export type TestPostgres = { url: (database: string) => string; adminUrl: string; stop: () => Promise<void>; kill: () => void; start: () => Promise<void> }
+export type TestPostgres = {
+	url: (database: string) => string
+	adminUrl: string
+	stop: () => Promise<void>
+	kill: () => void
+	start: () => Promise<void>
+}
 
 export function findPostgresBin(): string | null {
 	const candidates = [process.env.PG_BIN, '/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin']
@@ -31,6 +37,17 @@ const asRoot = process.getuid?.() === 0
 
 function command(bin: string, args: string[]): [string, string[]] {
 	return asRoot ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args]
+}
+
+function childrenOf(pid: number): number[] {
+	try {
+		return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' })
+			.split('\n')
+			.filter(Boolean)
+			.map(Number)
+	} catch {
+		return [] // pgrep exits 1 when there are none
+	}
 }
 
 async function waitForReady(url: string, deadline: number) {
@@ -58,17 +75,39 @@ export async function startTestPostgres({ durable = false } = {}): Promise<TestP
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'callsheet-pg-'))
 	const dataDir = path.join(dir, 'data')
 	if (asRoot) execFileSync('chown', ['postgres:postgres', dir])
-	const [initCmd, initArgs] = command(path.join(bin, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'])
-	execFileSync(initCmd, initArgs, { stdio: 'pipe' })
+	const [initCmd, initArgs] = command(path.join(bin, 'initdb'), [
+		'-D',
+		dataDir,
+		'-U',
+		'postgres',
+		'--auth=trust',
+		'-E',
+		'UTF8',
+		'--no-sync',
+	])
+	try {
+		execFileSync(initCmd, initArgs, { stdio: 'pipe' })
+	} catch (error) {
+		fs.rmSync(dir, { recursive: true, force: true })
+		throw error
+	}
 	const port = await freePort()
 	const adminUrl = `postgresql://postgres@127.0.0.1:${port}/postgres`
 	let child: ChildProcess | undefined
 
 	const start = async () => {
 		const [cmd, args] = command(path.join(bin, 'postgres'), [
-			'-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', dir,
+			'-D',
+			dataDir,
+			'-p',
+			String(port),
+			'-h',
+			'127.0.0.1',
+			'-k',
+			dir,
 			...(durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
-			'-c', 'max_connections=200',
+			'-c',
+			'max_connections=200',
 		])
 		const log = fs.openSync(path.join(dir, 'server.log'), 'a')
 		child = spawn(cmd, args, { stdio: ['ignore', 'ignore', log], detached: false })
@@ -76,36 +115,50 @@ export async function startTestPostgres({ durable = false } = {}): Promise<TestP
 		try {
 			await waitForReady(adminUrl, Date.now() + 30_000)
 		} catch (error) {
+			// Whatever did start must not outlive the failure: nobody holds a handle to stop it.
+			killServer()
 			const tail = fs.readFileSync(path.join(dir, 'server.log'), 'utf8').split('\n').slice(-8).join('\n')
 			throw new Error(`${(error as Error).message}\n${tail}`)
 		}
 	}
-	await start()
+
+	// The postmaster and every backend die at once, as in a machine crash. Backends must go too: a
+	// survivor holds the shared memory and a new postmaster would refuse to start.
+	function killServer() {
+		const pidFile = path.join(dataDir, 'postmaster.pid')
+		// Before the postmaster has written its pid file, it is what we spawned (as root, runuser's child).
+		const postmasters = fs.existsSync(pidFile)
+			? [Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0])]
+			: child?.pid === undefined
+				? []
+				: asRoot
+					? childrenOf(child.pid)
+					: [child.pid]
+		for (const pid of postmasters.flatMap((postmaster) => [postmaster, ...childrenOf(postmaster)])) {
+			try {
+				process.kill(pid, 'SIGKILL')
+			} catch {}
+		}
+		child?.kill('SIGKILL')
+		// In a container without an init that reaps orphans, the dead postmaster lingers as a zombie
+		// whose pid still "exists": drop its pid file, as a rebooted machine would have.
+		fs.rmSync(pidFile, { force: true })
+		for (const file of fs.readdirSync(dir)) if (file.startsWith('.s.PGSQL.')) fs.rmSync(path.join(dir, file), { force: true })
+	}
+
+	try {
+		await start()
+	} catch (error) {
+		fs.rmSync(dir, { recursive: true, force: true })
+		throw error
+	}
 
 	return {
 		adminUrl,
 		url: (database) => `postgresql://postgres@127.0.0.1:${port}/${database}`,
 		start,
 		/** Simulates a crash: the server disappears without a clean shutdown. */
-		kill: () => {
-			// The postmaster and every backend die at once, as in a machine crash. Backends must go too:
-			// a survivor holds the shared memory and a new postmaster would refuse to start.
-			const postmaster = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0])
-			let backends: number[] = []
-			try {
-				backends = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number)
-			} catch {}
-			for (const pid of [postmaster, ...backends]) {
-				try {
-					process.kill(pid, 'SIGKILL')
-				} catch {}
-			}
-			child?.kill('SIGKILL')
-			// In a container without an init that reaps orphans, the dead postmaster lingers as a zombie
-			// whose pid still "exists": drop its pid file, as a rebooted machine would have.
-			fs.rmSync(path.join(dataDir, 'postmaster.pid'), { force: true })
-			for (const file of fs.readdirSync(dir)) if (file.startsWith('.s.PGSQL.')) fs.rmSync(path.join(dir, file), { force: true })
-		},
+		kill: killServer,
 		stop: async () => {
 			if (child && child.exitCode === null) {
 				const exited = new Promise((r) => child!.once('exit', r))

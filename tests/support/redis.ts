@@ -20,7 +20,11 @@ export async function startTestRedis(): Promise<{ url: string; stop: () => Promi
 			socket.on('error', () => resolve(false))
 		})
 		if (ok) break
-		if (Date.now() > deadline) throw new Error('redis-server did not start')
+		if (Date.now() > deadline) {
+			// Nobody holds a handle to stop it: it must not outlive the failure.
+			child.kill('SIGKILL')
+			throw new Error('redis-server did not start')
+		}
 		await new Promise((r) => setTimeout(r, 50))
 	}
 	return {
