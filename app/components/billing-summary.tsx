@@ -14,9 +14,23 @@ export function formatDate(iso: string) {
 	return new Date(iso).toLocaleDateString('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' })
 }
 
-export function BillingSummary({ state, cancelAtPeriodEnd, busy }: { state: SubscriptionState; cancelAtPeriodEnd: boolean; busy: boolean }) {
+export function BillingSummary({
+	state,
+	cancelAtPeriodEnd,
+	busy,
+}: {
+	state: SubscriptionState
+	cancelAtPeriodEnd: boolean
+	busy: boolean
+}) {
 	const ends = state.current_period_end ? formatDate(state.current_period_end) : null
-	const endLabel = !state.has_subscription ? 'Ended' : cancelAtPeriodEnd ? 'Ends on' : state.status === 'trialing' ? 'Trial ends' : 'Renews on'
+	const endLabel = !state.has_subscription
+		? 'Ended'
+		: cancelAtPeriodEnd
+			? 'Ends on'
+			: state.status === 'trialing'
+				? 'Trial ends'
+				: 'Renews on'
 	return (
 		<section className="card stack" aria-labelledby="billing-heading">
 			<h2 id="billing-heading">Plan and billing</h2>
@@ -38,9 +52,7 @@ export function BillingSummary({ state, cancelAtPeriodEnd, busy }: { state: Subs
 				<p className="notice notice--error">Your last payment did not go through. Update your card in Manage billing to keep your plan.</p>
 			) : null}
 			<div style={{ display: 'flex', gap: '0.75rem', flexWrap: 'wrap' }}>
-				{state.processor_customer_id ? (
-					<ManageBillingButton busy={busy} />
-				) : null}
+				{state.processor_customer_id ? <ManageBillingButton busy={busy} /> : null}
 				{!state.has_subscription ? (
 					<a className="button" href="/pricing">
 						See plans

@@ -25,15 +25,14 @@ export function DeletionRequestSection({ pending, errors, values, busy }: Props)
 			<h2 id="deletion-heading">Delete your account</h2>
 			{pending ? (
 				<p className="notice notice--ok" role="status">
-					You asked for your account to be deleted on {formatDate(pending.submittedAt)}. A person on our team will
-					process it once your billing has settled; we will email you when it is done. (Reference {pending.requestId})
+					You asked for your account to be deleted on {formatDate(pending.submittedAt)}. A person on our team will process it once your
+					billing has settled; we will email you when it is done. (Reference {pending.requestId})
 				</p>
 			) : (
 				<>
 					<p>
-						This files a request; nothing is deleted right away. A person on our team reviews it after any subscription
-						has ended and payments are settled, then deletes your account and its data. Cancel your subscription in
-						Manage billing first.
+						This files a request; nothing is deleted right away. A person on our team reviews it after any subscription has ended and
+						payments are settled, then deletes your account and its data. Cancel your subscription in Manage billing first.
 					</p>
 					<Form method="post" noValidate ref={formRef} className="stack" aria-label="Request account deletion">
 						<input type="hidden" name="intent" value="delete-request" />

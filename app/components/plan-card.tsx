@@ -46,7 +46,12 @@ export function PlanCard({ plan, interval, trialOffered, isCurrent, subscribed, 
 					<input type="hidden" name="intent" value="checkout" />
 					<input type="hidden" name="plan" value={plan.id} />
 					<input type="hidden" name="interval" value={interval} />
-					<button className="button" type="submit" disabled={busy} aria-label={`Subscribe to ${plan.name}, billed ${interval === 'year' ? 'yearly' : 'monthly'}`}>
+					<button
+						className="button"
+						type="submit"
+						disabled={busy}
+						aria-label={`Subscribe to ${plan.name}, billed ${interval === 'year' ? 'yearly' : 'monthly'}`}
+					>
 						{trialOffered && plan.trialDays > 0 ? 'Start free trial' : 'Subscribe'}
 					</button>
 				</Form>

@@ -6,9 +6,7 @@ export default function Home() {
 	return (
 		<div className="stack">
 			<h1>Pre-production, on one call sheet.</h1>
-			<p className="lead">
-				Callsheet brings scripts, breakdowns, shot lists and schedules together for film and video crews.
-			</p>
+			<p className="lead">Callsheet brings scripts, breakdowns, shot lists and schedules together for film and video crews.</p>
 			<p className="actions">
 				<a className="button" href="/pricing">
 					See plans and pricing

@@ -1,11 +1,4 @@
-import {
-	json,
-	redirect,
-	type ActionFunctionArgs,
-	type HeadersFunction,
-	type LoaderFunctionArgs,
-	type MetaFunction,
-} from '@remix-run/node'
+import { json, redirect, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
 import { Form, useActionData, useLoaderData, useNavigation } from '@remix-run/react'
 import { useEffect, useRef } from 'react'
 import { TextAreaField, TextField } from '#app/components/field.tsx'
@@ -100,10 +93,42 @@ export default function ContactPage() {
 				</p>
 			) : null}
 			<Form method="post" action="/contact" noValidate ref={formRef} className="card stack" aria-label="Contact support">
-				<TextField name="name" label="Your name" autoComplete="name" required maxLength={CONTACT_LIMITS.name} defaultValue={values.name} error={errors.name} />
-				<TextField name="email" label="Email" type="email" autoComplete="email" required defaultValue={values.email} error={errors.email} hint="We reply to this address." />
-				<TextField name="subject" label="Subject" required maxLength={CONTACT_LIMITS.subject} defaultValue={values.subject} error={errors.subject} />
-				<TextAreaField name="message" label="Message" required rows={7} maxLength={CONTACT_LIMITS.message} defaultValue={values.message} error={errors.message} />
+				<TextField
+					name="name"
+					label="Your name"
+					autoComplete="name"
+					required
+					maxLength={CONTACT_LIMITS.name}
+					defaultValue={values.name}
+					error={errors.name}
+				/>
+				<TextField
+					name="email"
+					label="Email"
+					type="email"
+					autoComplete="email"
+					required
+					defaultValue={values.email}
+					error={errors.email}
+					hint="We reply to this address."
+				/>
+				<TextField
+					name="subject"
+					label="Subject"
+					required
+					maxLength={CONTACT_LIMITS.subject}
+					defaultValue={values.subject}
+					error={errors.subject}
+				/>
+				<TextAreaField
+					name="message"
+					label="Message"
+					required
+					rows={7}
+					maxLength={CONTACT_LIMITS.message}
+					defaultValue={values.message}
+					error={errors.message}
+				/>
 				<div className="visually-hidden" aria-hidden="true">
 					<label htmlFor={HONEYPOT}>Leave this field empty</label>
 					<input id={HONEYPOT} name={HONEYPOT} type="text" tabIndex={-1} autoComplete="off" defaultValue="" />

@@ -35,7 +35,11 @@ export async function action(args: ActionFunctionArgs) {
 	const user = await ensureUser(clerkId)
 	const intent = form.get('intent')
 	const result =
-		intent === 'checkout' ? await checkoutFromForm(user, form) : intent === 'portal' ? await portalFromForm(user) : { notice: 'Unknown action.', status: 400 }
+		intent === 'checkout'
+			? await checkoutFromForm(user, form)
+			: intent === 'portal'
+				? await portalFromForm(user)
+				: { notice: 'Unknown action.', status: 400 }
 	if (result instanceof Response) return result
 	return json({ notice: result.notice }, { status: result.status })
 }
