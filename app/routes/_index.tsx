@@ -1,6 +1,13 @@
 import type { MetaFunction } from '@remix-run/node'
 
-export const meta: MetaFunction = () => [{ title: 'Callsheet · Pre-production for film and video' }]
+export const meta: MetaFunction = () => [
+	{ title: 'Callsheet · Pre-production for film and video' },
+	{
+		name: 'description',
+		content:
+			'Callsheet brings scripts, breakdowns, shot lists and schedules together for film and video crews, from the first read to the last shooting day.',
+	},
+]
 
 export default function Home() {
 	return (
