@@ -17,17 +17,21 @@ import type { ClerkState } from './components/clerk-shell.tsx'
 import stylesheet from './styles/app.css?url'
 import { env } from './utils/env.server.ts'
 import { pageUserId } from './utils/auth.server.ts'
+import { useFocusPageOnNavigation, useReloadWhenRestoredMidNavigation } from './utils/client-navigation.ts'
 import { useNonce } from './utils/nonce-provider.ts'
+import { pageMeta } from './utils/page-meta.ts'
 
 export const links: LinksFunction = () => [
 	{ rel: 'stylesheet', href: stylesheet },
 	{ rel: 'icon', href: '/favicon.svg', type: 'image/svg+xml' },
 ]
 
-export const meta: MetaFunction = () => [
-	{ title: 'Callsheet' },
-	{ name: 'description', content: 'Callsheet: pre-production for film and video.' },
-]
+// Every page gives its own title and description (they replace these); the error page's follow the error.
+export const meta: MetaFunction = ({ error }) => {
+	if (!error) return [{ title: 'Callsheet' }, { name: 'description', content: 'Callsheet: pre-production for film and video.' }]
+	const { heading, message } = errorCopy(error)
+	return pageMeta(heading, message)
+}
 
 /**
  * Clerk's browser SDK is large; signed-out visitors on pricing or contact do not need it. It is
@@ -90,6 +94,8 @@ function SiteHeader({ signedIn }: { signedIn: boolean }) {
 export function Layout({ children }: { children: ReactNode }) {
 	const nonce = useNonce()
 	const data = useRouteLoaderData<RootData>('root')
+	useReloadWhenRestoredMidNavigation()
+	useFocusPageOnNavigation()
 	return (
 		<html lang="en">
 			<head>
@@ -134,14 +140,34 @@ export default function App() {
 	)
 }
 
+/** What went wrong, in words that say whether trying again can help. */
+function errorCopy(error: unknown): { heading: string; message: string } {
+	const status = isRouteErrorResponse(error) ? error.status : 500
+	if (status === 404) return { heading: 'Page not found', message: 'There is nothing at this address. Check it for typing mistakes.' }
+	if (status === 413) {
+		return {
+			heading: 'That form was too long',
+			message:
+				'What you sent is longer than we accept, so sending it again as it is will not work. Go back, shorten your text, and send it again.',
+		}
+	}
+	if (status >= 400 && status < 500) {
+		return {
+			heading: 'We could not accept that request',
+			message:
+				'Something in what was sent is not in a form we accept, so sending it again as it is will not work. Go back, check what you entered, and try again.',
+		}
+	}
+	return { heading: 'Something went wrong', message: 'The problem is on our side, not in what you did. Please try again in a moment.' }
+}
+
 export function ErrorBoundary() {
-	const error = useRouteError()
-	const notFound = isRouteErrorResponse(error) && error.status === 404
+	const { heading, message } = errorCopy(useRouteError())
 	return (
 		<div className="stack">
-			<h1>{notFound ? 'Page not found' : 'Something went wrong'}</h1>
+			<h1>{heading}</h1>
 			<p className="lead">
-				{notFound ? 'There is nothing at this address.' : 'Please try again in a moment.'} <a href="/">Go to the home page</a>.
+				{message} <a href="/">Go to the home page</a> or <a href="/contact">contact support</a>.
 			</p>
 		</div>
 	)

@@ -71,6 +71,9 @@ for (const javaScriptEnabled of [true, false]) {
 			const why = zone.getByLabel('Why are you leaving? (optional)')
 			const submit = zone.getByRole('button', { name: 'Request account deletion' })
 			await expect(why).toHaveAccessibleDescription(`0 of ${REASON_MAX} characters`)
+			// The user's own address: the browser may offer it.
+			await expect(confirm).toHaveAttribute('autocomplete', 'email')
+			await expect(page).toHaveTitle('Your account · Callsheet')
 			if (javaScriptEnabled) await settle(page)
 			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
 			await screenshotAtViewports(page, `account-deletion-before${suffix}`)
@@ -83,7 +86,14 @@ for (const javaScriptEnabled of [true, false]) {
 				await expect(why).toHaveAccessibleDescription(`${reason.length} of ${REASON_MAX} characters`)
 			}
 			await submit.click()
-			await expect(zone.getByText('That is not the email address of this account.')).toBeVisible()
+			// Refused: the title says so first; a summary, focused (by autofocus without JavaScript), links to the field.
+			await expect(page).toHaveTitle('Error: Your account · Callsheet')
+			const summary = zone.getByRole('alert').filter({ has: page.getByRole('heading', { name: 'There is a problem' }) })
+			await expect(summary).toBeFocused()
+			await expect(summary.getByRole('link', { name: 'That is not the email address of this account.' })).toHaveAttribute(
+				'href',
+				'#confirmEmail',
+			)
 			await expect(confirm).toHaveAttribute('aria-invalid', 'true')
 			await expect(confirm).toHaveAccessibleDescription('That is not the email address of this account.')
 			await expect(confirm).toHaveValue('someone.else@example.test')
@@ -103,7 +113,14 @@ for (const javaScriptEnabled of [true, false]) {
 			const filedOn = displayedDateBetween(submittedFrom, new Date())
 			await expect(filed).toContainText(new RegExp(`You asked for your account to be deleted on ${filedOn.source}`))
 			await expect(filed).toContainText('(Reference ')
+			// How to take it back, with the reference to quote.
+			await expect(filed).toContainText(/\(Reference [0-9a-f-]{36}\)/)
+			await expect(filed).toContainText('Contact support before then and quote this reference to withdraw the request.')
+			await expect(filed.getByRole('link', { name: 'Contact support' })).toHaveAttribute('href', '/contact')
 			await expect(submit).toHaveCount(0)
+			await expect(page).toHaveTitle('Your account · Callsheet')
+			// With JavaScript the button that had focus is gone: focus moves to the notice, which is read.
+			if (javaScriptEnabled) await expect(filed).toBeFocused()
 			// Still pending after a fresh load (a GET: reloading a no-JS POST answer would post again).
 			await page.goto('/account')
 			await expect(dangerZone(page).getByRole('status')).toContainText('You asked for your account to be deleted on')
@@ -124,15 +141,17 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(request).toBeVisible()
 			await expect(fact(request, 'User')).toHaveText(userId)
 			await expect(fact(request, 'Filed')).toHaveText(new RegExp(`^${filedOn.source}$`))
-			await expect(fact(request, 'Subscription')).toHaveText('Free · none')
-			await expect(fact(request, 'Stripe customer')).toHaveText('none')
+			await expect(fact(request, 'Subscription')).toHaveText('Free · No subscription')
+			await expect(fact(request, 'Stripe customer')).toHaveText('None')
 			await expect(fact(request, 'Reason')).toHaveText(reason)
 			if (javaScriptEnabled) await settle(page)
 			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
 			await screenshotAtViewports(page, `admin-deletion-requests${suffix}`)
 
-			await request.getByRole('button', { name: 'Mark processed' }).click()
+			// Every request's button says whose it is.
+			await request.getByRole('button', { name: `Mark processed (request from ${userId})`, exact: true }).click()
 			await expect(page.getByRole('status')).toHaveText('Marked processed.')
+			if (javaScriptEnabled) await expect(page.getByRole('status')).toBeFocused()
 			await expect(request).toHaveCount(0)
 			await page.goto('/admin/deletion-requests')
 			await expect(page.getByRole('heading', { level: 1, name: 'Pending deletion requests' })).toBeVisible()
@@ -151,3 +170,45 @@ for (const javaScriptEnabled of [true, false]) {
 		})
 	})
 }
+
+test.describe('account deletion refusals, JavaScript off', () => {
+	skipWithoutBrowser()
+	test.use({ javaScriptEnabled: false })
+
+	async function fileWith(page: Page, email: string) {
+		await dangerZone(page).getByLabel("Type your account's email address to confirm").fill(email)
+		const posted = page.waitForResponse((r) => r.request().method() === 'POST' && r.request().resourceType() === 'document')
+		await dangerZone(page).getByRole('button', { name: 'Request account deletion' }).click()
+		return posted
+	}
+
+	test('an account the identity provider no longer knows is asked to sign in again', async ({ page }) => {
+		await signIn(page, uniqueId('user_e2e_deletion_gone')) // never registered at the fake Clerk
+		await page.goto('/account')
+		expect((await fileWith(page, 'gone@example.test')).status()).toBe(401)
+		const notice = page.getByRole('alert')
+		await expect(notice).toContainText('Your session has ended, so nothing was filed.')
+		await expect(notice.getByRole('link', { name: 'Sign in again' })).toHaveAttribute('href', '/sign-in?redirect_url=%2Faccount')
+		await expect(notice).toBeFocused()
+		await expect(page).toHaveTitle('Error: Your account · Callsheet')
+	})
+
+	test('too many attempts say how long to wait', async ({ page }) => {
+		const userId = uniqueId('user_e2e_deletion_limit')
+		await registerClerkUser({ id: userId, email: `${userId}@example.test` })
+		await signIn(page, userId)
+		// Ten attempts a minute are allowed (USER_WRITE_LIMITS.deletion): spend them without the page.
+		for (let i = 0; i < 10; i++) {
+			const response = await page.request.post('/account', { form: { intent: 'delete-request', confirmEmail: 'wrong@example.test' } })
+			expect(response.status()).toBe(400)
+		}
+		await page.goto('/account')
+		const response = await fileWith(page, 'wrong@example.test')
+		expect(response.status()).toBe(429)
+		const seconds = Number(response.headers()['retry-after'])
+		expect(seconds).toBeGreaterThan(0)
+		const wait = seconds < 60 ? `about ${seconds} second${seconds === 1 ? '' : 's'}` : /about \d+ minutes?/
+		await expect(page.getByRole('alert')).toContainText('Too many attempts in a short time. Nothing was filed: please wait')
+		await expect(page.getByRole('alert')).toContainText(wait)
+	})
+})

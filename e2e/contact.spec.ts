@@ -53,6 +53,8 @@ for (const javaScriptEnabled of [true, false]) {
 			const response = await page.goto('/contact')
 			expect(response?.status()).toBe(200)
 			await expect(page.getByRole('heading', { level: 1, name: 'Contact support' })).toBeVisible()
+			await expect(page).toHaveTitle('Contact support · Callsheet')
+			await expect(page.locator('meta[name="description"]')).toHaveAttribute('content', /Write to Callsheet support/)
 			if (javaScriptEnabled) await settle(page)
 
 			// 1. A bad email and an empty subject.
@@ -103,11 +105,16 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(f.subject).toHaveAccessibleDescription(/Subject is required\./)
 			await expect(f.name).not.toHaveAttribute('aria-invalid', 'true')
 			await expect(f.message).not.toHaveAttribute('aria-invalid', 'true')
-			// …and with JavaScript, focus moves to the first one.
-			if (javaScriptEnabled) {
-				await expect(f.email).toBeFocused()
-				await page.unrouteAll()
-			}
+			// …the title says so first, and a summary above the form, focused (by autofocus without
+			// JavaScript), is announced and links to each field to fix.
+			await expect(page).toHaveTitle('Error: Contact support · Callsheet')
+			const summary = page.getByRole('alert').filter({ has: page.getByRole('heading', { name: 'There is a problem' }) })
+			await expect(summary).toBeFocused()
+			await expect(summary.getByRole('link')).toHaveText(['Enter a valid email address.', 'Subject is required.'])
+			await expect(summary.getByRole('link', { name: 'Subject is required.' })).toHaveAttribute('href', '#subject')
+			await summary.getByRole('link', { name: 'Enter a valid email address.' }).click()
+			await expect(f.email).toBeFocused()
+			if (javaScriptEnabled) await page.unrouteAll()
 			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
 			await screenshotAtViewports(page, `contact-errors${javaScriptEnabled ? '' : '-nojs'}`)
 
@@ -116,8 +123,12 @@ for (const javaScriptEnabled of [true, false]) {
 			await f.subject.fill(typed.subject)
 			await f.submit.click()
 			await expect(page).toHaveURL(/\/contact\?sent=1$/)
-			await expect(page.getByRole('heading', { level: 1, name: 'Message sent' })).toBeVisible()
+			const sent = page.getByRole('heading', { level: 1, name: 'Message sent' })
+			await expect(sent).toBeVisible()
+			await expect(page).toHaveTitle('Message sent · Callsheet')
 			await expect(page.getByRole('status')).toContainText('your message is on its way')
+			// With JavaScript the page changes without a load: focus is moved to the new heading, so it is read.
+			if (javaScriptEnabled) await expect(sent).toBeFocused()
 			if (javaScriptEnabled) await settle(page)
 			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
 			await screenshotAtViewports(page, `contact-sent${javaScriptEnabled ? '' : '-nojs'}`)

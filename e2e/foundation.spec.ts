@@ -45,7 +45,32 @@ test.describe('home page, JavaScript on', () => {
 		await expect(page.getByRole('heading', { level: 1, name: HOME_HEADING })).toBeVisible()
 		await expectMainNav(page, 'signed-out')
 		await settle(page)
+		// A first load leaves focus where the browser puts it.
+		await expect(page.getByRole('heading', { level: 1 })).not.toBeFocused()
 		expectNoUnexpectedConsoleErrors(consoleErrors)
+	})
+
+	test('a page changed by a header link is announced: focus moves to its heading', async ({ page }) => {
+		await page.goto('/')
+		await settle(page)
+		const nav = page.getByRole('navigation', { name: 'Main' })
+		await nav.getByRole('link', { name: 'Pricing', exact: true }).click()
+		await expect(page.getByRole('heading', { level: 1, name: 'Plans and pricing' })).toBeFocused()
+		await expect(page).toHaveTitle('Plans and pricing · Callsheet')
+		await nav.getByRole('link', { name: 'Contact', exact: true }).click()
+		await expect(page.getByRole('heading', { level: 1, name: 'Contact support' })).toBeFocused()
+	})
+
+	test('the keyboard focus ring is dark ink with a paper gap (3:1 on every background)', async ({ page }) => {
+		await page.goto('/')
+		await settle(page)
+		await page.keyboard.press('Tab') // the skip link
+		await page.keyboard.press('Tab') // the brand link, on the white header
+		const brand = page.getByRole('link', { name: 'Callsheet', exact: true })
+		await expect(brand).toBeFocused()
+		await expect(brand).toHaveCSS('outline-color', 'rgb(22, 24, 29)')
+		await expect(brand).toHaveCSS('outline-style', 'solid')
+		await expect(brand).toHaveCSS('box-shadow', 'rgb(255, 255, 255) 0px 0px 0px 2px')
 	})
 
 	test('has no serious accessibility violations; screenshots', async ({ page }) => {
@@ -128,6 +153,9 @@ test.describe('sign-in page, Clerk script unreachable', () => {
 		await expect(page.getByRole('heading', { level: 1, name: 'Sign in' })).toBeVisible()
 		await expectMainNav(page, 'signed-out')
 
+		// Once the page's JavaScript runs, it says the sign-in service is on its way.
+		await expect(page.getByRole('status')).toHaveText(/^(Loading sign-in…|The sign-in service is not responding\.)/)
+
 		// Usable: navigation still works although clerk-js never loaded.
 		await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Contact', exact: true }).click()
 		await expect(page).toHaveURL(/\/contact$/)
@@ -153,7 +181,59 @@ test.describe('sign-in page, JavaScript off', () => {
 		await expect(page.getByRole('heading', { level: 1, name: 'Sign in' })).toBeVisible()
 		// getByText never looks inside <noscript>, even when scripting is off: locate by CSS instead.
 		await expect(page.locator('main p', { hasText: 'Signing in needs JavaScript' })).toBeVisible()
+		// …and nothing claims to be loading: without JavaScript nothing will.
+		await expect(page.locator('main')).not.toContainText('Loading sign-in')
+		await expect(page.getByRole('status')).toHaveCount(0)
 		await expectNoSeriousA11yViolations(page, { javaScriptEnabled: false })
 		await screenshotAtViewports(page, 'sign-in-nojs')
+	})
+})
+
+test.describe('titles and descriptions', () => {
+	skipWithoutBrowser()
+	test.use({ javaScriptEnabled: false })
+
+	const pages = [
+		{ path: '/', title: 'Callsheet · Pre-production for film and video' },
+		{ path: '/pricing', title: 'Plans and pricing · Callsheet' },
+		{ path: '/contact', title: 'Contact support · Callsheet' },
+		{ path: '/sign-in', title: 'Sign in · Callsheet' },
+	]
+	for (const { path, title } of pages) {
+		test(`${path} has its own title and a description`, async ({ page }) => {
+			await page.goto(path)
+			await expect(page).toHaveTitle(title)
+			const descriptions = page.locator('meta[name="description"]')
+			await expect(descriptions).toHaveCount(1)
+			expect((await descriptions.getAttribute('content'))?.length ?? 0).toBeGreaterThan(40)
+		})
+	}
+})
+
+test.describe('error pages say whether trying again can help', () => {
+	skipWithoutBrowser()
+	test.use({ javaScriptEnabled: false })
+
+	test('an unknown address: page not found', async ({ page }) => {
+		expect((await page.goto('/no-such-page'))?.status()).toBe(404)
+		await expect(page.getByRole('heading', { level: 1, name: 'Page not found' })).toBeVisible()
+		await expect(page).toHaveTitle('Page not found · Callsheet')
+		await expect(page.locator('meta[name="description"]')).toHaveCount(1)
+	})
+
+	test('a form too long to accept (413): says to shorten it, not to retry', async ({ page }) => {
+		await page.goto('/contact')
+		const form = page.getByRole('form', { name: 'Contact support' })
+		await form
+			.getByLabel('Message', { exact: true })
+			.evaluate((area, text) => ((area as HTMLTextAreaElement).value = text), 'x'.repeat(70_000))
+		const posted = page.waitForResponse((r) => r.request().method() === 'POST' && r.request().resourceType() === 'document')
+		await form.getByRole('button', { name: 'Send message' }).click()
+		expect((await posted).status()).toBe(413)
+		await expect(page.getByRole('heading', { level: 1, name: 'That form was too long' })).toBeVisible()
+		await expect(page.locator('main')).toContainText('shorten your text')
+		await expect(page.locator('main')).not.toContainText('try again in a moment')
+		await expect(page).toHaveTitle('That form was too long · Callsheet')
+		await screenshotAtViewports(page, 'error-413-nojs')
 	})
 })

@@ -2,7 +2,8 @@ import { ManageBillingButton } from './manage-billing-button.tsx'
 import { PLAN_TABLE } from '#app/modules/billing/plans.ts'
 import type { SubscriptionState } from '#app/modules/billing/subscription-state.ts'
 
-const STATUS_LABEL: Record<SubscriptionState['status'], string> = {
+/** The five statuses as people read them (the account page and the admin list). */
+export const STATUS_LABEL: Record<SubscriptionState['status'], string> = {
 	active: 'Active',
 	trialing: 'Free trial',
 	past_due: 'Payment overdue',
@@ -14,9 +15,19 @@ export function formatDate(iso: string) {
 	return new Date(iso).toLocaleDateString('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' })
 }
 
-export function BillingSummary({ state, cancelAtPeriodEnd, busy }: { state: SubscriptionState; cancelAtPeriodEnd: boolean; busy: boolean }) {
+/** What the end of the current period means for this subscription: only an active one in good standing renews. */
+function periodEndLabel(status: SubscriptionState['status'], cancelAtPeriodEnd: boolean) {
+	if (status === 'canceled' || status === 'none') return 'Ended'
+	if (status === 'past_due') return 'Current period ends'
+	if (cancelAtPeriodEnd) return 'Ends on'
+	return status === 'trialing' ? 'Trial ends' : 'Renews on'
+}
+
+type Props = { state: SubscriptionState; cancelAtPeriodEnd: boolean; busy: boolean; action: string }
+
+export function BillingSummary({ state, cancelAtPeriodEnd, busy, action }: Props) {
 	const ends = state.current_period_end ? formatDate(state.current_period_end) : null
-	const endLabel = !state.has_subscription ? 'Ended' : cancelAtPeriodEnd ? 'Ends on' : state.status === 'trialing' ? 'Trial ends' : 'Renews on'
+	const endLabel = periodEndLabel(state.status, cancelAtPeriodEnd)
 	return (
 		<section className="card stack" aria-labelledby="billing-heading">
 			<h2 id="billing-heading">Plan and billing</h2>
@@ -38,9 +49,7 @@ export function BillingSummary({ state, cancelAtPeriodEnd, busy }: { state: Subs
 				<p className="notice notice--error">Your last payment did not go through. Update your card in Manage billing to keep your plan.</p>
 			) : null}
 			<div style={{ display: 'flex', gap: '0.75rem', flexWrap: 'wrap' }}>
-				{state.processor_customer_id ? (
-					<ManageBillingButton busy={busy} />
-				) : null}
+				{state.processor_customer_id ? <ManageBillingButton busy={busy} action={action} /> : null}
 				{!state.has_subscription ? (
 					<a className="button" href="/pricing">
 						See plans

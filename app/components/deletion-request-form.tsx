@@ -2,46 +2,57 @@ import { Form } from '@remix-run/react'
 import { useEffect, useRef, useState } from 'react'
 import { DELETION_REASON_MAX } from '#app/utils/validation/limits.ts'
 import { formatDate } from './billing-summary.tsx'
+import { ErrorSummary } from './error-summary.tsx'
 import { TextAreaField, TextField } from './field.tsx'
+
+const FIELDS = ['confirmEmail', 'reason'] as const
 
 type Props = {
 	pending: { requestId: string; submittedAt: string } | null
 	errors: Record<string, string>
 	values: Record<string, string>
 	busy: boolean
+	/** Where the form posts: the page's own path, without the query it may be shown with. */
+	action: string
 }
 
-export function DeletionRequestSection({ pending, errors, values, busy }: Props) {
+export function DeletionRequestSection({ pending, errors, values, busy, action }: Props) {
 	const [reasonLength, setReasonLength] = useState((values.reason ?? '').length)
-	const formRef = useRef<HTMLFormElement>(null)
-	// After a refused submit, focus the field to fix, as the contact form does.
+	// Filed with JavaScript, the form (and the button that had focus) gives way to the notice: focus it.
+	// Not when the page loads with a request already pending.
+	const noticeRef = useRef<HTMLDivElement>(null)
+	const wasPending = useRef(Boolean(pending))
 	useEffect(() => {
-		const field = errors.confirmEmail ? 'confirmEmail' : errors.reason ? 'reason' : null
-		const target = field ? formRef.current?.elements.namedItem(field) : null
-		if (target instanceof HTMLElement) target.focus()
-	}, [errors])
+		if (pending && !wasPending.current) noticeRef.current?.focus()
+		wasPending.current = Boolean(pending)
+	}, [pending])
 	return (
 		<section className="card stack danger" aria-labelledby="deletion-heading">
 			<h2 id="deletion-heading">Delete your account</h2>
 			{pending ? (
-				<p className="notice notice--ok" role="status">
-					You asked for your account to be deleted on {formatDate(pending.submittedAt)}. A person on our team will
-					process it once your billing has settled; we will email you when it is done. (Reference {pending.requestId})
-				</p>
+				<div ref={noticeRef} className="notice notice--ok stack" role="status" tabIndex={-1}>
+					<p>
+						You asked for your account to be deleted on {formatDate(pending.submittedAt)}. A person on our team will process it once your
+						billing has settled; we will email you when it is done. (Reference {pending.requestId})
+					</p>
+					<p>
+						Changed your mind? <a href="/contact">Contact support</a> before then and quote this reference to withdraw the request.
+					</p>
+				</div>
 			) : (
 				<>
 					<p>
-						This files a request; nothing is deleted right away. A person on our team reviews it after any subscription
-						has ended and payments are settled, then deletes your account and its data. Cancel your subscription in
-						Manage billing first.
+						This files a request; nothing is deleted right away. A person on our team reviews it after any subscription has ended and
+						payments are settled, then deletes your account and its data. Cancel your subscription in Manage billing first.
 					</p>
-					<Form method="post" noValidate ref={formRef} className="stack" aria-label="Request account deletion">
+					<ErrorSummary errors={errors} fields={FIELDS} />
+					<Form method="post" action={action} noValidate className="stack" aria-label="Request account deletion">
 						<input type="hidden" name="intent" value="delete-request" />
 						<TextField
 							name="confirmEmail"
 							label="Type your account's email address to confirm"
 							type="email"
-							autoComplete="off"
+							autoComplete="email"
 							required
 							defaultValue={values.confirmEmail}
 							error={errors.confirmEmail}

@@ -10,6 +10,8 @@ type Props = {
 	/** A subscriber manages their plan in the portal instead of subscribing again. */
 	subscribed: boolean
 	busy: boolean
+	/** Where the plan's form posts (the pricing page, keeping its period). */
+	action: string
 }
 
 export function priceLabel(plan: PlanDetails, interval: Interval) {
@@ -17,8 +19,10 @@ export function priceLabel(plan: PlanDetails, interval: Interval) {
 	return `$${amount.toLocaleString('en-US')}`
 }
 
-export function PlanCard({ plan, interval, trialOffered, isCurrent, subscribed, busy }: Props) {
+export function PlanCard({ plan, interval, trialOffered, isCurrent, subscribed, busy, action }: Props) {
 	const headingId = `plan-${plan.id}`
+	const trial = trialOffered && plan.trialDays > 0
+	const billed = interval === 'year' ? 'yearly' : 'monthly'
 	return (
 		<section className={`card plan${isCurrent ? ' plan--current' : ''}`} aria-labelledby={headingId}>
 			<h2 id={headingId}>
@@ -31,23 +35,25 @@ export function PlanCard({ plan, interval, trialOffered, isCurrent, subscribed, 
 			<ul className="plan__facts">
 				<li>{plan.creditsDaily.toLocaleString('en-US')} credits a day</li>
 				{interval === 'year' && plan.monthlyPrice > 0 ? <li>Two months free compared with monthly</li> : null}
-				{trialOffered && plan.trialDays > 0 ? <li>{plan.trialDays}-day free trial</li> : null}
+				{trial ? <li>{plan.trialDays}-day free trial</li> : null}
 			</ul>
 			{plan.id === 'free' ? (
 				<p className="plan__action field__hint">Included with every account.</p>
 			) : subscribed ? (
 				isCurrent ? (
-					<ManageBillingButton busy={busy} />
+					<ManageBillingButton busy={busy} action={action} />
 				) : (
 					<p className="plan__action field__hint">Switch plans from Manage billing.</p>
 				)
 			) : (
-				<Form method="post">
+				<Form method="post" action={action}>
 					<input type="hidden" name="intent" value="checkout" />
 					<input type="hidden" name="plan" value={plan.id} />
 					<input type="hidden" name="interval" value={interval} />
-					<button className="button" type="submit" disabled={busy} aria-label={`Subscribe to ${plan.name}, billed ${interval === 'year' ? 'yearly' : 'monthly'}`}>
-						{trialOffered && plan.trialDays > 0 ? 'Start free trial' : 'Subscribe'}
+					{/* The name starts with the words on the button (WCAG 2.5.3), then says which plan. */}
+					<button className="button" type="submit" disabled={busy}>
+						{trial ? 'Start free trial' : 'Subscribe'}
+						<span className="visually-hidden">{` ${trial ? 'of' : 'to'} ${plan.name}, billed ${billed}`}</span>
 					</button>
 				</Form>
 			)}

@@ -1,16 +1,27 @@
-import { json, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
-import { useActionData, useLoaderData, useNavigation } from '@remix-run/react'
+import { json, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
+import { useActionData, useLoaderData } from '@remix-run/react'
 import { BillingSummary } from '#app/components/billing-summary.tsx'
 import { DeletionRequestSection } from '#app/components/deletion-request-form.tsx'
 import { fileDeletionRequest, pendingDeletionRequest } from '#app/modules/account-deletion/deletion.server.ts'
 import { portalFromForm } from '#app/modules/billing/billing-page.server.ts'
 import { settleCheckoutReturn } from '#app/modules/billing/checkout-return.server.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
-import { requirePageUser } from '#app/utils/auth.server.ts'
+import { requirePageUser, signInUrl } from '#app/utils/auth.server.ts'
+import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
 import { fieldErrors, formValues, readForm } from '#app/utils/forms.server.ts'
+import { pageMeta } from '#app/utils/page-meta.ts'
+import { usePendingSubmission } from '#app/utils/pending-submission.ts'
+import { passRetryAfter, waitInWords } from '#app/utils/retry-after.ts'
 import { deletionRequestSchema } from '#app/utils/validation/account.ts'
 
-export const meta: MetaFunction = () => [{ title: 'Your account · Callsheet' }]
+// The page's forms post here, never to the address they are shown at: /account?checkout=success&…
+// would settle the checkout again and thank the user again above an error.
+const ACCOUNT_PATH = '/account'
+
+export const meta: MetaFunction<typeof loader> = ({ data }) =>
+	pageMeta('Your account', 'Your Callsheet plan and billing, and how to ask for your account to be deleted.', { error: data?.refused })
+
+export const headers: HeadersFunction = passRetryAfter
 
 export async function loader(args: LoaderFunctionArgs) {
 	const user = await requirePageUser(args)
@@ -24,50 +35,73 @@ export async function loader(args: LoaderFunctionArgs) {
 		state: overview.state,
 		cancelAtPeriodEnd: overview.cancelAtPeriodEnd,
 		pending: pending ? { requestId: pending.requestId, submittedAt: pending.submittedAt.toISOString() } : null,
+		refused: answersRefusal(args.context),
 	})
 }
 
-const DELETION_MESSAGES = {
-	'email-mismatch': { confirmEmail: 'That is not the email address of this account.' },
-	unauthorized: { form: 'Your session has ended. Please sign in again.' },
-	'identity-provider-unavailable': { form: 'We could not check your email just now. Nothing was filed: please try again in a moment.' },
-	'db-error': { form: 'We could not save your request. Nothing was filed: please try again in a moment.' },
-	'rate-limited': { form: 'Too many attempts in a short time. Please wait a minute and try again.' },
+type ActionData = {
+	notice: string | null
+	/** Where to sign in again, shown after the notice when the session has ended. */
+	signInHref?: string
+	errors: Record<string, string>
+	values: Record<string, string>
+}
+
+const DELETION_NOTICES = {
+	unauthorized: 'Your session has ended, so nothing was filed.',
+	'identity-provider-unavailable': 'We could not check your email just now. Nothing was filed: please try again in a moment.',
+	'db-error': 'We could not save your request. Nothing was filed: please try again in a moment.',
 } as const
+
+const DELETION_STATUS = {
+	'email-mismatch': 400,
+	unauthorized: 401,
+	'rate-limited': 429,
+	'identity-provider-unavailable': 503,
+	'db-error': 500,
+}
 
 export async function action(args: ActionFunctionArgs) {
 	const user = await requirePageUser(args)
 	const form = await readForm(args.request)
+	const refuse = (data: ActionData, init: ResponseInit) => recordRefusal(args.context, json<ActionData>(data, init))
 	const intent = form.get('intent')
 	if (intent === 'portal') {
 		const result = await portalFromForm(user)
 		if (result instanceof Response) return result
-		return json({ notice: result.notice, errors: {}, values: {} }, { status: result.status })
+		return refuse({ notice: result.notice, errors: {}, values: {} }, { status: result.status })
 	}
-	if (intent !== 'delete-request') return json({ notice: 'Unknown action.', errors: {}, values: {} }, { status: 400 })
+	if (intent !== 'delete-request') return refuse({ notice: 'Unknown action.', errors: {}, values: {} }, { status: 400 })
 
 	const values = formValues(form, ['confirmEmail', 'reason'])
 	const parsed = deletionRequestSchema.safeParse(values)
-	if (!parsed.success) return json({ notice: null, errors: fieldErrors(parsed.error), values }, { status: 400 })
+	if (!parsed.success) return refuse({ notice: null, errors: fieldErrors(parsed.error), values }, { status: 400 })
 	const result = await fileDeletionRequest({ user }, parsed.data)
-	if (result.status === 'ok') return json({ notice: null, errors: {}, values: {} })
+	if (result.status === 'ok') return json<ActionData>({ notice: null, errors: {}, values: {} })
 	if (result.status === 'table-missing') {
-		return json(
+		return refuse(
 			{ notice: 'Account deletion is not available on this server yet. Please contact support.', errors: {}, values },
 			{ status: 503 },
 		)
 	}
-	const message: Record<string, string> = DELETION_MESSAGES[result.code]
-	const status = { 'email-mismatch': 400, unauthorized: 401, 'rate-limited': 429, 'identity-provider-unavailable': 503, 'db-error': 500 }[
-		result.code
-	]
-	return json({ notice: message.form ?? null, errors: message, values }, { status })
+	const status = DELETION_STATUS[result.code]
+	if (result.code === 'email-mismatch') {
+		return refuse({ notice: null, errors: { confirmEmail: 'That is not the email address of this account.' }, values }, { status })
+	}
+	if (result.code === 'rate-limited') {
+		const notice = `Too many attempts in a short time. Nothing was filed: please wait ${waitInWords(result.retryAfterSeconds)} and try again.`
+		return refuse({ notice, errors: {}, values }, { status, headers: { 'Retry-After': String(result.retryAfterSeconds) } })
+	}
+	const signInHref = result.code === 'unauthorized' ? signInUrl(ACCOUNT_PATH) : undefined
+	return refuse({ notice: DELETION_NOTICES[result.code], signInHref, errors: {}, values }, { status })
 }
 
 export default function AccountPage() {
 	const { returnedFromCheckout, state, cancelAtPeriodEnd, pending } = useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
-	const busy = useNavigation().state !== 'idle'
+	const submitting = usePendingSubmission()?.get('intent')
+	const refused = Boolean(data?.notice) || Object.keys(data?.errors ?? {}).length > 0
+	useErrorTitle(refused)
 	return (
 		<div className="stack" style={{ maxWidth: '46rem' }}>
 			<h1>Your account</h1>
@@ -77,12 +111,24 @@ export default function AccountPage() {
 				</p>
 			) : null}
 			{data?.notice ? (
-				<p className="notice notice--error" role="alert">
+				<p className="notice notice--error" role="alert" tabIndex={-1} autoFocus>
 					{data.notice}
+					{data.signInHref ? (
+						<>
+							{' '}
+							<a href={data.signInHref}>Sign in again</a> and try once more.
+						</>
+					) : null}
 				</p>
 			) : null}
-			<BillingSummary state={state} cancelAtPeriodEnd={cancelAtPeriodEnd} busy={busy} />
-			<DeletionRequestSection pending={pending} errors={data?.errors ?? {}} values={data?.values ?? {}} busy={busy} />
+			<BillingSummary state={state} cancelAtPeriodEnd={cancelAtPeriodEnd} busy={submitting === 'portal'} action={ACCOUNT_PATH} />
+			<DeletionRequestSection
+				pending={pending}
+				errors={data?.errors ?? {}}
+				values={data?.values ?? {}}
+				busy={submitting === 'delete-request'}
+				action={ACCOUNT_PATH}
+			/>
 		</div>
 	)
 }

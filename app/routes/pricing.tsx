@@ -1,14 +1,22 @@
 import { json, redirect, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
-import { useActionData, useLoaderData, useNavigation } from '@remix-run/react'
+import { useActionData, useLoaderData } from '@remix-run/react'
 import { PlanCard } from '#app/components/plan-card.tsx'
 import { checkoutFromForm, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
 import { PLAN_TABLE, PLANS, type Interval } from '#app/modules/billing/plans.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
 import { pageUserId, signInUrl } from '#app/utils/auth.server.ts'
+import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
 import { readForm } from '#app/utils/forms.server.ts'
+import { pageMeta } from '#app/utils/page-meta.ts'
+import { usePendingSubmission } from '#app/utils/pending-submission.ts'
 import { ensureUser } from '#app/utils/users.server.ts'
 
-export const meta: MetaFunction = () => [{ title: 'Plans and pricing · Callsheet' }]
+export const meta: MetaFunction<typeof loader> = ({ data }) =>
+	pageMeta(
+		'Plans and pricing',
+		`Callsheet plans from Free to Broadcaster, monthly or yearly: every plan includes every tool, and paid plans start with a ${PLAN_TABLE.solo.trialDays}-day free trial.`,
+		{ error: data?.refused },
+	)
 
 function intervalOf(value: string | null): Interval {
 	return value === 'year' ? 'year' : 'month'
@@ -25,6 +33,7 @@ export async function loader(args: LoaderFunctionArgs) {
 		currentPlan: overview?.state.has_subscription ? overview.state.plan : null,
 		// Signed-out visitors see the trial they would get; signed-in users only if they still can.
 		trialOffered: overview ? overview.trialEligible : true,
+		refused: answersRefusal(args.context),
 	})
 }
 
@@ -35,15 +44,24 @@ export async function action(args: ActionFunctionArgs) {
 	const user = await ensureUser(clerkId)
 	const intent = form.get('intent')
 	const result =
-		intent === 'checkout' ? await checkoutFromForm(user, form) : intent === 'portal' ? await portalFromForm(user) : { notice: 'Unknown action.', status: 400 }
+		intent === 'checkout'
+			? await checkoutFromForm(user, form)
+			: intent === 'portal'
+				? await portalFromForm(user)
+				: { notice: 'Unknown action.', status: 400 }
 	if (result instanceof Response) return result
-	return json({ notice: result.notice }, { status: result.status })
+	return recordRefusal(args.context, json({ notice: result.notice }, { status: result.status }))
 }
 
 export default function PricingPage() {
 	const { interval, canceled, currentPlan, trialOffered } = useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
-	const busy = useNavigation().state !== 'idle'
+	const submitting = usePendingSubmission()?.get('intent')
+	// One checkout at a time: every billing button waits while one is on its way to the processor.
+	const busy = submitting === 'checkout' || submitting === 'portal'
+	useErrorTitle(Boolean(data?.notice))
+	// Posting keeps the period shown, and drops a "checkout canceled" notice that no longer applies.
+	const formAction = `/pricing?interval=${interval}`
 	return (
 		<div className="stack">
 			<h1>Plans and pricing</h1>
@@ -54,7 +72,7 @@ export default function PricingPage() {
 				</p>
 			) : null}
 			{data?.notice ? (
-				<p className="notice notice--error" role="alert">
+				<p className="notice notice--error" role="alert" tabIndex={-1} autoFocus>
 					{data.notice}
 				</p>
 			) : null}
@@ -76,6 +94,7 @@ export default function PricingPage() {
 						isCurrent={currentPlan === id}
 						subscribed={currentPlan !== null}
 						busy={busy}
+						action={formAction}
 					/>
 				))}
 			</div>

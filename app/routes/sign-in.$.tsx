@@ -2,8 +2,11 @@ import { ClerkLoaded, ClerkLoading, SignIn } from '@clerk/remix'
 import { useEffect, useState } from 'react'
 import type { MetaFunction } from '@remix-run/node'
 import { useRouteLoaderData } from '@remix-run/react'
+import { useHydrated } from '#app/utils/hydrated.ts'
+import { pageMeta } from '#app/utils/page-meta.ts'
 
-export const meta: MetaFunction = () => [{ title: 'Sign in · Callsheet' }]
+export const meta: MetaFunction = () =>
+	pageMeta('Sign in', 'Sign in to Callsheet to see your plan, manage billing and look after your account.')
 
 export default function SignInPage() {
 	const root = useRouteLoaderData<{ clerkConfigured: boolean }>('root')
@@ -29,13 +32,18 @@ export default function SignInPage() {
 	)
 }
 
-/** While the sign-in service loads, say so; if it does not come, say what to do instead of showing nothing. */
+/**
+ * While the sign-in service loads, say so; if it does not come, say what to do instead of showing
+ * nothing. Only once the page's own JavaScript runs: without it nothing loads, and <noscript> says why.
+ */
 function SlowSignInNotice() {
+	const hydrated = useHydrated()
 	const [slow, setSlow] = useState(false)
 	useEffect(() => {
 		const timer = setTimeout(() => setSlow(true), 6_000)
 		return () => clearTimeout(timer)
 	}, [])
+	if (!hydrated) return null
 	return (
 		<p className={`notice${slow ? ' notice--error' : ''}`} role="status">
 			{slow

@@ -1,0 +1,42 @@
+import { useEffect, useRef } from 'react'
+import { useLocation, useNavigation } from '@remix-run/react'
+
+/**
+ * A billing button posts, and the action redirects the whole document to Stripe. Remix's navigation
+ * stays "submitting" in the page left behind, and Back restores that page from the back/forward
+ * cache as it was: every button still disabled. A restored page that was mid-navigation reloads.
+ * https://web.dev/articles/bfcache#observe-when-a-page-is-restored-from-bfcache
+ */
+export function useReloadWhenRestoredMidNavigation() {
+	const navigation = useNavigation()
+	const navigating = useRef(false)
+	useEffect(() => {
+		navigating.current = navigation.state !== 'idle'
+	}, [navigation.state])
+	useEffect(() => {
+		const onPageShow = (event: PageTransitionEvent) => {
+			if (event.persisted && navigating.current) window.location.reload()
+		}
+		window.addEventListener('pageshow', onPageShow)
+		return () => window.removeEventListener('pageshow', onPageShow)
+	}, [])
+}
+
+/**
+ * A client-side page change is silent for screen readers and leaves focus on the link that was
+ * followed: move focus to the new page's heading (else to <main>). Not on the first load, and not on
+ * a change of #fragment only (an error summary's links move focus to their field themselves).
+ */
+export function useFocusPageOnNavigation() {
+	const { pathname, search } = useLocation()
+	const page = `${pathname}${search}`
+	const previous = useRef<string | null>(null)
+	useEffect(() => {
+		if (previous.current !== null && previous.current !== page) {
+			const target = document.querySelector<HTMLElement>('main h1') ?? document.getElementById('main')
+			if (target && !target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1')
+			target?.focus()
+		}
+		previous.current = page
+	}, [page])
+}
