@@ -9,6 +9,7 @@ import {
 	Scripts,
 	ScrollRestoration,
 	useLoaderData,
+	useLocation,
 	useRouteError,
 	useRouteLoaderData,
 } from '@remix-run/react'
@@ -19,6 +20,7 @@ import { env } from './utils/env.server.ts'
 import { pageUserId } from './utils/auth.server.ts'
 import { useFocusPageOnNavigation, useReloadWhenRestoredMidNavigation } from './utils/client-navigation.ts'
 import { useNonce } from './utils/nonce-provider.ts'
+import { SESSION_REFRESHED } from './utils/session-refresh.ts'
 import { pageMeta } from './utils/page-meta.ts'
 
 export const links: LinksFunction = () => [
@@ -91,6 +93,17 @@ function SiteHeader({ signedIn }: { signedIn: boolean }) {
 	)
 }
 
+/** After a form was sent back unsent because the sign-in had to be renewed first (no JavaScript). */
+function SessionRefreshedNotice() {
+	const refreshed = new URLSearchParams(useLocation().search).get(SESSION_REFRESHED.param) === SESSION_REFRESHED.value
+	if (!refreshed) return null
+	return (
+		<p className="notice" role="status" style={{ marginBottom: '1.5rem' }}>
+			Your sign-in had to be renewed, so what you just sent was not received. Please send it again.
+		</p>
+	)
+}
+
 export function Layout({ children }: { children: ReactNode }) {
 	const nonce = useNonce()
 	const data = useRouteLoaderData<RootData>('root')
@@ -110,6 +123,7 @@ export function Layout({ children }: { children: ReactNode }) {
 				</a>
 				<SiteHeader signedIn={data?.signedIn ?? false} />
 				<main id="main" tabIndex={-1}>
+					<SessionRefreshedNotice />
 					{children}
 				</main>
 				<footer className="site-footer">

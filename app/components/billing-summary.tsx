@@ -23,11 +23,29 @@ function periodEndLabel(status: SubscriptionState['status'], cancelAtPeriodEnd: 
 	return status === 'trialing' ? 'Trial ends' : 'Renews on'
 }
 
-type Props = { state: SubscriptionState; cancelAtPeriodEnd: boolean; busy: boolean; action: string }
+type Props = {
+	state: SubscriptionState
+	cancelAtPeriodEnd: boolean
+	/** The stored state could not be read: say so, rather than show a paying customer "Free". */
+	unavailable: boolean
+	busy: boolean
+	action: string
+}
 
-export function BillingSummary({ state, cancelAtPeriodEnd, busy, action }: Props) {
+export function BillingSummary({ state, cancelAtPeriodEnd, unavailable, busy, action }: Props) {
 	const ends = state.current_period_end ? formatDate(state.current_period_end) : null
 	const endLabel = periodEndLabel(state.status, cancelAtPeriodEnd)
+	if (unavailable) {
+		return (
+			<section className="card stack" aria-labelledby="billing-heading">
+				<h2 id="billing-heading">Plan and billing</h2>
+				<p className="notice notice--error" role="status">
+					We could not load your plan and billing details just now. Nothing has changed on your account: please reload this page in a
+					moment.
+				</p>
+			</section>
+		)
+	}
 	return (
 		<section className="card stack" aria-labelledby="billing-heading">
 			<h2 id="billing-heading">Plan and billing</h2>

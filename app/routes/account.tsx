@@ -3,7 +3,7 @@ import { useActionData, useLoaderData } from '@remix-run/react'
 import { BillingSummary } from '#app/components/billing-summary.tsx'
 import { DeletionRequestSection } from '#app/components/deletion-request-form.tsx'
 import { fileDeletionRequest, pendingDeletionRequest } from '#app/modules/account-deletion/deletion.server.ts'
-import { portalFromForm } from '#app/modules/billing/billing-page.server.ts'
+import { noticeInit, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
 import { settleCheckoutReturn } from '#app/modules/billing/checkout-return.server.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
 import { requirePageUser, signInUrl } from '#app/utils/auth.server.ts'
@@ -34,6 +34,7 @@ export async function loader(args: LoaderFunctionArgs) {
 		returnedFromCheckout,
 		state: overview.state,
 		cancelAtPeriodEnd: overview.cancelAtPeriodEnd,
+		billingUnavailable: overview.unavailable,
 		pending: pending ? { requestId: pending.requestId, submittedAt: pending.submittedAt.toISOString() } : null,
 		refused: answersRefusal(args.context),
 	})
@@ -69,7 +70,7 @@ export async function action(args: ActionFunctionArgs) {
 	if (intent === 'portal') {
 		const result = await portalFromForm(user)
 		if (result instanceof Response) return result
-		return refuse({ notice: result.notice, errors: {}, values: {} }, { status: result.status })
+		return refuse({ notice: result.notice, errors: {}, values: {} }, noticeInit(result))
 	}
 	if (intent !== 'delete-request') return refuse({ notice: 'Unknown action.', errors: {}, values: {} }, { status: 400 })
 
@@ -97,7 +98,7 @@ export async function action(args: ActionFunctionArgs) {
 }
 
 export default function AccountPage() {
-	const { returnedFromCheckout, state, cancelAtPeriodEnd, pending } = useLoaderData<typeof loader>()
+	const { returnedFromCheckout, state, cancelAtPeriodEnd, billingUnavailable, pending } = useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const submitting = usePendingSubmission()?.get('intent')
 	const refused = Boolean(data?.notice) || Object.keys(data?.errors ?? {}).length > 0
@@ -108,6 +109,13 @@ export default function AccountPage() {
 			{returnedFromCheckout && state.has_subscription ? (
 				<p className="notice notice--ok" role="status">
 					Thank you: your {state.status === 'trialing' ? 'free trial' : 'subscription'} has started.
+				</p>
+			) : null}
+			{returnedFromCheckout && !state.has_subscription && !billingUnavailable ? (
+				// The processor confirms on its own schedule (the webhook); checking out again would not help.
+				<p className="notice" role="status">
+					Thank you. We are still confirming your subscription with our payment processor: reload this page in a minute to see it. There is
+					no need to check out again.
 				</p>
 			) : null}
 			{data?.notice ? (
@@ -121,7 +129,13 @@ export default function AccountPage() {
 					) : null}
 				</p>
 			) : null}
-			<BillingSummary state={state} cancelAtPeriodEnd={cancelAtPeriodEnd} busy={submitting === 'portal'} action={ACCOUNT_PATH} />
+			<BillingSummary
+				state={state}
+				cancelAtPeriodEnd={cancelAtPeriodEnd}
+				unavailable={billingUnavailable}
+				busy={submitting === 'portal'}
+				action={ACCOUNT_PATH}
+			/>
 			<DeletionRequestSection
 				pending={pending}
 				errors={data?.errors ?? {}}

@@ -1,7 +1,7 @@
-import { json, redirect, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
+import { json, redirect, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
 import { useActionData, useLoaderData } from '@remix-run/react'
 import { PlanCard } from '#app/components/plan-card.tsx'
-import { checkoutFromForm, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
+import { checkoutFromForm, noticeInit, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
 import { PLAN_TABLE, PLANS, type Interval } from '#app/modules/billing/plans.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
 import { pageUserId, signInUrl } from '#app/utils/auth.server.ts'
@@ -9,6 +9,7 @@ import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-t
 import { readForm } from '#app/utils/forms.server.ts'
 import { pageMeta } from '#app/utils/page-meta.ts'
 import { usePendingSubmission } from '#app/utils/pending-submission.ts'
+import { passRetryAfter } from '#app/utils/retry-after.ts'
 import { ensureUser } from '#app/utils/users.server.ts'
 
 export const meta: MetaFunction<typeof loader> = ({ data }) =>
@@ -17,6 +18,8 @@ export const meta: MetaFunction<typeof loader> = ({ data }) =>
 		`Callsheet plans from Free to Broadcaster, monthly or yearly: every plan includes every tool, and paid plans start with a ${PLAN_TABLE.solo.trialDays}-day free trial.`,
 		{ error: data?.refused },
 	)
+
+export const headers: HeadersFunction = passRetryAfter
 
 function intervalOf(value: string | null): Interval {
 	return value === 'year' ? 'year' : 'month'
@@ -31,6 +34,7 @@ export async function loader(args: LoaderFunctionArgs) {
 		canceled: url.searchParams.get('checkout') === 'canceled',
 		signedIn: Boolean(clerkId),
 		currentPlan: overview?.state.has_subscription ? overview.state.plan : null,
+		planUnavailable: overview?.unavailable ?? false,
 		// Signed-out visitors see the trial they would get; signed-in users only if they still can.
 		trialOffered: overview ? overview.trialEligible : true,
 		refused: answersRefusal(args.context),
@@ -50,11 +54,11 @@ export async function action(args: ActionFunctionArgs) {
 				? await portalFromForm(user)
 				: { notice: 'Unknown action.', status: 400 }
 	if (result instanceof Response) return result
-	return recordRefusal(args.context, json({ notice: result.notice }, { status: result.status }))
+	return recordRefusal(args.context, json({ notice: result.notice }, noticeInit(result)))
 }
 
 export default function PricingPage() {
-	const { interval, canceled, currentPlan, trialOffered } = useLoaderData<typeof loader>()
+	const { interval, canceled, currentPlan, planUnavailable, trialOffered } = useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const submitting = usePendingSubmission()?.get('intent')
 	// One checkout at a time: every billing button waits while one is on its way to the processor.
@@ -69,6 +73,12 @@ export default function PricingPage() {
 			{canceled ? (
 				<p className="notice" role="status">
 					Checkout was canceled and nothing was charged. Pick a plan whenever you are ready.
+				</p>
+			) : null}
+			{planUnavailable ? (
+				<p className="notice notice--error" role="status">
+					We could not load your current plan just now, so the plans below do not show it. If you already subscribe, manage your plan from
+					your account once this page shows it again.
 				</p>
 			) : null}
 			{data?.notice ? (

@@ -4,6 +4,7 @@ import { redirect, type AppLoadContext } from '@remix-run/node'
 import type { Params } from '@remix-run/react'
 import { env } from './env.server.ts'
 import { errorResponse } from './http.server.ts'
+import { SESSION_REFRESHED } from './session-refresh.ts'
 import { ensureUser, type AppUser } from './users.server.ts'
 
 let client: ClerkClient | undefined
@@ -121,9 +122,6 @@ export function pageUserId(args: { request: Request; context: AppLoadContext; pa
 
 const pageSessions = new WeakMap<AppLoadContext, Promise<string | null>>()
 
-/** The query parameter that tells a page its form was not sent because the sign-in was refreshed. */
-export const SESSION_REFRESHED_PARAM = 'session'
-
 /**
  * A form posted without JavaScript after the session token expired (tokens live about a minute, and
  * nothing renews them without Clerk's script) gets Clerk's 307 handshake redirect. A 307 makes the
@@ -135,7 +133,7 @@ function handshakeWithoutTheForm(request: Request, thrown: unknown): unknown {
 	const isHandshake = thrown instanceof Response && thrown.status === 307
 	if (!isHandshake || request.method === 'GET' || request.method === 'HEAD') return thrown
 	const url = new URL(request.url)
-	url.searchParams.set(SESSION_REFRESHED_PARAM, 'refreshed')
+	url.searchParams.set(SESSION_REFRESHED.param, SESSION_REFRESHED.value)
 	return redirect(`${url.pathname}${url.search}`, 303)
 }
 

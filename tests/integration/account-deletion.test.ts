@@ -3,6 +3,7 @@ import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
 import { postJson } from '../support/http.ts'
+import { sessionCookie } from '../mocks/clerk.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 
 let standIns: StandIns
@@ -161,5 +162,37 @@ describe('what was stored', () => {
 		expect(stored.rows[0]).toMatchObject({ id: request_id, status: 'pending', reason: 'Too busy', processedAt: null })
 		expect(stored.rows[0]!.events).toMatchObject([{ action: 'filed', actor: userId }])
 		app = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env })
+	})
+})
+
+describe('the account page without JavaScript, once the session token has expired', () => {
+	test('a form post comes back to the page to be sent again, and nothing is filed', async () => {
+		const userId = userWithEmail('late@example.com')
+		const now = Math.floor(Date.now() / 1000)
+		const expired = standIns.clerk.sign({ sub: userId, iat: now - 180, nbf: now - 180, exp: now - 120 })
+		const response = await fetch(`${app.url}/account`, {
+			method: 'POST',
+			redirect: 'manual',
+			headers: {
+				Cookie: sessionCookie(expired),
+				'Content-Type': 'application/x-www-form-urlencoded',
+				Origin: app.url,
+				'Sec-Fetch-Dest': 'document',
+				Accept: 'text/html',
+			},
+			body: new URLSearchParams({ intent: 'delete-request', confirmEmail: 'late@example.com' }).toString(),
+		})
+		// Not Clerk's 307, which would make the browser post the form to Clerk (refused by the CSP).
+		expect(response.status).toBe(303)
+		expect(response.headers.get('location')).toBe('/account?session=refreshed')
+
+		// Back on the page (signed in again after Clerk's handshake), it says what happened, and nothing
+		// was filed: the deletion form is offered, not a pending request.
+		const page = await fetch(`${app.url}/account?session=refreshed`, { headers: sessionHeaders(standIns.clerk, userId) })
+		expect(page.status).toBe(200)
+		const html = await page.text()
+		expect(html).toContain('what you just sent was not received. Please send it again.')
+		expect(html).toContain('name="confirmEmail"')
+		expect(html).not.toContain('You asked for your account to be deleted on')
 	})
 })

@@ -61,7 +61,7 @@ describe('/admin/deletion-requests', () => {
 		const html = await response.text()
 		expect(html.indexOf(first.userId)).toBeGreaterThan(-1)
 		expect(html.indexOf(first.userId)).toBeLessThan(html.indexOf(second.userId))
-		expect(html).toMatch(/Team · trialing/)
+		expect(html).toMatch(/Team · Free trial/)
 		expect(html).toMatch(/cus_/)
 	})
 

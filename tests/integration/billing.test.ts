@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
-import { freshDatabaseUrl, readStored } from '../support/database.ts'
+import { freshDatabaseUrl, readStored, withDatabase } from '../support/database.ts'
 import { postJson } from '../support/http.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 
@@ -395,6 +395,36 @@ describe('without processor keys', () => {
 			expect(await hook.json()).toMatchObject({ code: 'processor_not_configured' })
 		} finally {
 			await bare.stop()
+		}
+	})
+})
+
+describe.runIf(inject('databaseKind') === 'postgres')('pages when the stored plan cannot be read', () => {
+	test('pricing and account say so, rather than show a paying customer "Free"; the status API keeps its fallback', async () => {
+		const databaseUrl = await freshDatabaseUrl()
+		const own = await startApp({ ...appEnv, DATABASE_URL: databaseUrl })
+		try {
+			const userId = newClerkUserId()
+			const headers = sessionHeaders(standIns.clerk, userId)
+			// The user's row exists; then a column that only the plan's read needs goes missing under the app
+			// (the sign-in's user read still works, as when one query of a page fails).
+			expect((await fetch(`${own.url}/api/billing/status`, { headers })).status).toBe(200)
+			await withDatabase(databaseUrl, (prisma) =>
+				prisma.$executeRawUnsafe(`ALTER TABLE "Subscription" RENAME COLUMN "currentPeriodEnd" TO "currentPeriodEnd_away"`),
+			)
+
+			const account = await (await fetch(`${own.url}/account`, { headers })).text()
+			expect(account).toContain('We could not load your plan and billing details just now.')
+			expect(account).not.toContain('No subscription')
+			expect(account).not.toContain('See plans')
+			const pricing = await (await fetch(`${own.url}/pricing`, { headers })).text()
+			expect(pricing).toContain('We could not load your current plan just now')
+			// The API answers the contract's fallback (200, free/none) in the same state.
+			const status = await fetch(`${own.url}/api/billing/status`, { headers })
+			expect(status.status).toBe(200)
+			expect(await status.json()).toMatchObject({ plan: 'free', status: 'none' })
+		} finally {
+			await own.stop()
 		}
 	})
 })

@@ -12,7 +12,13 @@ export async function billingStatus(clerkId: string): Promise<SubscriptionState>
 	return (await billingOverview(clerkId)).state
 }
 
-export type BillingOverview = { state: SubscriptionState; trialEligible: boolean; cancelAtPeriodEnd: boolean }
+export type BillingOverview = {
+	state: SubscriptionState
+	trialEligible: boolean
+	cancelAtPeriodEnd: boolean
+	/** The stored state could not be read: `state` is the contract's free/none fallback, not the truth. */
+	unavailable: boolean
+}
 
 type OverviewRow = {
 	stripeCustomerId: string | null
@@ -36,7 +42,7 @@ export async function billingOverview(clerkId: string): Promise<BillingOverview>
 		const [user] = await queryRows<OverviewRow>(OVERVIEW_BY_CLERK_ID, [clerkId])
 		if (!user) {
 			await ensureUser(clerkId)
-			return { state: subscriptionState(null, null), trialEligible: true, cancelAtPeriodEnd: false }
+			return { state: subscriptionState(null, null), trialEligible: true, cancelAtPeriodEnd: false, unavailable: false }
 		}
 		const subscription =
 			user.processorStatus === null
@@ -46,9 +52,11 @@ export async function billingOverview(clerkId: string): Promise<BillingOverview>
 			state: subscriptionState(user.stripeCustomerId, subscription),
 			trialEligible: trialEligible(user.trialUsed, Boolean(subscription)),
 			cancelAtPeriodEnd: user.cancelAtPeriodEnd ?? false,
+			unavailable: false,
 		}
 	} catch (error) {
 		console.error(`billing: status for ${clerkId} fell back to free/none: ${(error as Error).message}`)
-		return { state: FALLBACK_STATE, trialEligible: false, cancelAtPeriodEnd: false }
+		// The pages say so rather than show a paying customer "Free" and offer them a subscription.
+		return { state: FALLBACK_STATE, trialEligible: false, cancelAtPeriodEnd: false, unavailable: true }
 	}
 }
