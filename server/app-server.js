@@ -8,6 +8,17 @@ import { createRequestLog } from './request-log.js'
 // Methods that reach the routes (as a Fetch Request, through our dispatch or Remix).
 const FETCH_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
 
+/**
+ * A request answered before its body was read (413 on its declared length, a refusal) may still be
+ * uploading: the Fetch body wrapper holds the socket paused, so the client's upload and the connection
+ * stall until a timeout (a browser keeps "loading" the answer it already shows). Once the answer is out,
+ * discard the rest as node:http does for a body nobody touched; its 30 s request timeout bounds that.
+ */
+function discardUnreadBody(req) {
+	req.removeAllListeners('data')
+	req.resume()
+}
+
 let healthHeaders
 let healthAnswer = { body: '', headers: {} }
 function sendHealth(res, entry) {
@@ -100,6 +111,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			const context = { cspNonce: nonce, remoteAddress: req.socket.remoteAddress }
 			const response = entry.crossSiteFormRefusal(request) ?? (await (direct ? direct(request, context) : remix(request, context)))
 			if (!(response instanceof Response)) throw new Error(`${pathname} answered something other than a Response`)
+			if (!req.complete) res.once('finish', () => discardUnreadBody(req))
 			await sendFetchResponse(res, response, headers)
 		} catch (error) {
 			if (res.headersSent) {

@@ -2,6 +2,7 @@ import http from 'node:http'
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
+import { within } from '../support/deadline.ts'
 
 let app: RunningApp
 let databaseUrl: string
@@ -80,6 +81,38 @@ describe('methods the API does not know', () => {
 		const elsewhere = await rawRequest(method, '/api/nope')
 		expect(elsewhere.status).toBe(404)
 		expect(JSON.parse(elsewhere.body)).toEqual({ error: expect.any(String), code: 'not-found' })
+	})
+})
+
+describe('a body refused before it was read', () => {
+	test('413 arrives while the client is still sending, and the connection then serves the next request', async () => {
+		const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+		const send = (method: string, path: string, body?: Buffer) =>
+			new Promise<{ status: number; body: string; socket: unknown }>((resolve, reject) => {
+				const request = http.request(
+					`${app.url}${path}`,
+					{ method, agent, headers: body ? { 'Content-Type': 'application/json' } : {} },
+					(response) => {
+						let text = ''
+						response.setEncoding('utf8')
+						response.on('data', (chunk) => (text += chunk))
+						response.on('end', () => resolve({ status: response.statusCode!, body: text, socket: request.socket }))
+					},
+				)
+				request.on('error', reject)
+				request.end(body)
+			})
+		try {
+			// 1 MiB: far more than the socket buffers hold, so the upload is still going when the 413 is sent.
+			const tooLarge = await within(send('POST', '/api/contact', Buffer.alloc(1024 * 1024, 'x')), 15_000, 'the 413')
+			expect(tooLarge.status).toBe(413)
+			expect(JSON.parse(tooLarge.body)).toMatchObject({ code: 'payload-too-large' })
+			const next = await within(send('GET', '/api/health'), 15_000, 'the next request on that connection')
+			expect(next.status).toBe(200)
+			expect(next.socket).toBe(tooLarge.socket)
+		} finally {
+			agent.destroy()
+		}
 	})
 })
 
