@@ -274,6 +274,51 @@ describe('POST /api/billing/webhook', () => {
 		expect(await status(userId)).toMatchObject({ status: 'canceled', plan: 'free', has_subscription: false })
 	})
 
+	test('two checkouts left open and both paid: the second trial is ended at the processor, the first plan stays', async () => {
+		const userId = newClerkUserId()
+		const [first, second] = await Promise.all(
+			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
+		)
+		const firstParams = standIns.stripe.checkoutParams(sessionIdOf(first!))!
+		const secondParams = standIns.stripe.checkoutParams(sessionIdOf(second!))!
+		// Both were opened before any subscription existed, so both offer the trial.
+		expect((firstParams.subscription_data as Record<string, unknown>).trial_period_days).toBeDefined()
+		expect((secondParams.subscription_data as Record<string, unknown>).trial_period_days).toBeDefined()
+
+		await pay(first!)
+		await pay(second!)
+		const subscriptions = standIns.stripe.store.all('subscription').filter((s) => s.customer === firstParams.customer)
+		expect(subscriptions.map((s) => s.status).sort()).toEqual(['canceled', 'trialing'])
+		expect(standIns.stripe.requests.filter((r) => r.method === 'DELETE' && r.path.startsWith('/v1/subscriptions/'))).toHaveLength(1)
+		expect(await status(userId)).toMatchObject({ plan: 'solo', status: 'trialing', has_subscription: true })
+
+		// The processor then reports the ended trial: the status keeps following the live one.
+		const ended = subscriptions.find((s) => s.status === 'canceled')!
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', ended))).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: 'solo', status: 'trialing', has_subscription: true })
+	})
+
+	test('of two live subscriptions, the newer shows; when it ends, the status follows the one still live', async () => {
+		const { userId, customer } = await subscribedUser('team')
+		const older = standIns.stripe.store.get(subscriptionIdFor(customer), 'subscription')!
+		const newer = standIns.stripe.createSubscription({ customer, plan: 'studio', status: 'active' })
+		newer.created = Number(older.created) + 60
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', newer))).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: 'studio', status: 'active' })
+		// Paid twice: nothing is ended automatically (that needs a refund); operators are told.
+		expect(newer.status).toBe('active')
+		expect(app.output()).toContain(`has two live subscriptions at the processor (${older.id}, ${newer.id})`)
+
+		const canceled = standIns.stripe.setSubscriptionStatus(String(newer.id), 'canceled')
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing', has_subscription: true })
+
+		// Any later event about the ended one changes nothing.
+		const stale = standIns.stripe.makeEvent('customer.subscription.updated', { ...canceled, status: 'active' })
+		expect((await standIns.stripe.deliver(stale)).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing' })
+	})
+
 	test.each([
 		['active', 'active', true],
 		['trialing', 'trialing', true],

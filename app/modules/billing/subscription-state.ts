@@ -33,6 +33,13 @@ export function hasSubscription(status: SubscriptionStatus) {
 	return status === 'active' || status === 'trialing' || status === 'past_due'
 }
 
+/** The processor's statuses of a subscription the user still has (and may still be billed for). */
+export const LIVE_PROCESSOR_STATUSES = Object.keys(STATUS_MAP).filter((status) => hasSubscription(mapProcessorStatus(status)))
+
+export function isLiveProcessorStatus(processorStatus: string) {
+	return hasSubscription(mapProcessorStatus(processorStatus))
+}
+
 /** What the status endpoint answers on any internal error, so the interface keeps rendering. */
 export const FALLBACK_STATE: SubscriptionState = {
 	plan: 'free',

@@ -2,12 +2,14 @@ import type Stripe from 'stripe'
 import { Prisma } from '#app/generated/prisma/client.ts'
 import { db } from '#app/utils/db.server.ts'
 import { parseLookupKey } from './plans.ts'
+import { isLiveProcessorStatus, LIVE_PROCESSOR_STATUSES } from './subscription-state.ts'
 
 type Tx = Prisma.TransactionClient
 
-export type StoreOutcome = 'stored' | 'stale' | 'unknown-user'
+/** `repeated-trial`: not stored; the caller ends it at the processor (docs/decisions/0013). */
+export type StoreOutcome = 'stored' | 'stale' | 'unknown-user' | 'repeated-trial'
 
-function customerIdOf(subscription: Stripe.Subscription) {
+export function customerIdOf(subscription: Stripe.Subscription) {
 	return typeof subscription.customer === 'string' ? subscription.customer : subscription.customer.id
 }
 
@@ -18,7 +20,9 @@ function latestPeriodEnd(subscription: Stripe.Subscription): Date | null {
 }
 
 async function findUserId(tx: Tx, subscription: Stripe.Subscription, hintUserId?: string | null) {
-	const candidates = [subscription.metadata?.userId, hintUserId].filter((id): id is string => typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id))
+	const candidates = [subscription.metadata?.userId, hintUserId].filter(
+		(id): id is string => typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id),
+	)
 	for (const id of candidates) {
 		const user = await tx.user.findUnique({ where: { id }, select: { id: true } })
 		if (user) return user.id
@@ -30,7 +34,9 @@ async function findUserId(tx: Tx, subscription: Stripe.Subscription, hintUserId?
 /**
  * Stores the processor's subscription as the user's current one. Order is not trusted: `observedAt`
  * is when we read this state from the processor, and a write lands only if it is newer than what is
- * stored for the same subscription, or if it is a subscription created after the stored one.
+ * stored for the same subscription. A customer can hold two subscriptions at once (two checkouts
+ * completed in two tabs), so between different ones a live subscription outranks one that has ended,
+ * and otherwise the one created later wins (docs/decisions/0013).
  */
 export async function storeSubscription(
 	subscription: Stripe.Subscription,
@@ -51,16 +57,35 @@ export async function storeSubscription(
 		sourceUpdatedAt: observedAt,
 	}
 	// Having had any subscription (or trial) ends trial eligibility; the customer id is filled if empty.
+	// In a transaction this update also locks the user row, so deliveries for one user run one by one
+	// and the check below sees what the other stored.
 	await tx.user.update({ where: { id: userId }, data: { trialUsed: true } })
 	await tx.user.updateMany({ where: { id: userId, stripeCustomerId: null }, data: { stripeCustomerId: customerIdOf(subscription) } })
 
+	const current = await tx.subscription.findUnique({ where: { userId }, select: { stripeSubscriptionId: true, processorStatus: true } })
+	const otherLive =
+		current && current.stripeSubscriptionId !== subscription.id && isLiveProcessorStatus(current.processorStatus) ? current : null
+	if (otherLive && isLiveProcessorStatus(subscription.status)) {
+		// A trial started by our checkout (it sets metadata.userId) while another subscription is live
+		// came from a second checkout left open: the contract allows no repeated trial.
+		if (subscription.status === 'trialing' && subscription.metadata?.userId) return 'repeated-trial'
+		console.warn(
+			`billing: user ${userId} has two live subscriptions at the processor (${otherLive.stripeSubscriptionId}, ${subscription.id}); ` +
+				'the status follows the newer: cancel and refund the other in the processor dashboard',
+		)
+	}
+
+	const created = { lt: data.processorCreatedAt }
+	const outranksOther = isLiveProcessorStatus(subscription.status)
+		? { OR: [{ processorStatus: { notIn: LIVE_PROCESSOR_STATUSES } }, { processorCreatedAt: created }] }
+		: { processorStatus: { notIn: LIVE_PROCESSOR_STATUSES }, processorCreatedAt: created }
 	for (let attempt = 0; attempt < 2; attempt++) {
 		const updated = await tx.subscription.updateMany({
 			where: {
 				userId,
 				OR: [
 					{ stripeSubscriptionId: subscription.id, sourceUpdatedAt: { lt: observedAt } },
-					{ stripeSubscriptionId: { not: subscription.id }, processorCreatedAt: { lt: data.processorCreatedAt } },
+					{ stripeSubscriptionId: { not: subscription.id }, ...outranksOther },
 				],
 			},
 			data,
