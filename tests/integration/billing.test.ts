@@ -298,6 +298,22 @@ describe('POST /api/billing/webhook', () => {
 		expect(await status(userId)).toMatchObject({ plan: 'solo', status: 'trialing', has_subscription: true })
 	})
 
+	test('two checkouts paid at the same moment, their events arriving together: one trial survives', async () => {
+		const userId = newClerkUserId()
+		const urls = await Promise.all(
+			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
+		)
+		const created = urls.map((url) => standIns.stripe.store.completeCheckout(sessionIdOf(url)).subscription)
+		const deliveries = await Promise.all(
+			created.map((subscription) => standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', subscription))),
+		)
+		expect(deliveries.map((d) => d.status)).toEqual([200, 200])
+		expect(created.map((s) => s.status).sort()).toEqual(['canceled', 'trialing'])
+		const survivor = created.find((s) => s.status === 'trialing')!
+		const plan = (survivor.items as { data: { price: { lookup_key: string } }[] }).data[0]!.price.lookup_key.split('_')[0]
+		expect(await status(userId)).toMatchObject({ plan, status: 'trialing', has_subscription: true })
+	})
+
 	test('of two live subscriptions, the newer shows; when it ends, the status follows the one still live', async () => {
 		const { userId, customer } = await subscribedUser('team')
 		const older = standIns.stripe.store.get(subscriptionIdFor(customer), 'subscription')!
