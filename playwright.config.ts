@@ -9,7 +9,10 @@ const isCI = process.env.CI === 'true'
 // No browser download is possible here: Debian's Chromium is the browser. In CI its absence is a
 // broken environment, not a reason to go green.
 if (!chromiumAvailable) {
-	if (isCI) throw new Error(`CI=true and ${CHROMIUM_MISSING_MESSAGE.replace('browser journeys are skipped.', 'refusing to skip the browser journeys.')}`)
+	if (isCI)
+		throw new Error(
+			`CI=true and ${CHROMIUM_MISSING_MESSAGE.replace('browser journeys are skipped.', 'refusing to skip the browser journeys.')}`,
+		)
 	if (!process.env.E2E_BROWSER_WARNED) {
 		process.env.E2E_BROWSER_WARNED = '1'
 		console.warn(`\n[e2e] ${CHROMIUM_MISSING_MESSAGE}\n`)

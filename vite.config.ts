@@ -5,12 +5,13 @@ import { defineConfig } from 'vite'
 // The health payload's version when COMMIT_SHA is unset: the commit this build was made from.
 function buildCommit() {
 	try {
-		return execSync('git rev-parse HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim()
+		return execSync('git rev-parse HEAD', { stdio: ['ignore', 'pipe', 'ignore'] })
+			.toString()
+			.trim()
 	} catch {
 		return ''
 	}
 }
-
 
 export default defineConfig({
 	define: { __BUILD_COMMIT__: JSON.stringify(buildCommit()) },

@@ -143,7 +143,10 @@ export async function expectNoSeriousA11yViolations(
 	page: Page,
 	opts: { exclude?: string[]; javaScriptEnabled?: boolean } = {},
 ): Promise<void> {
-	const violations = opts.javaScriptEnabled === false ? await axeOnNoJavaScriptReplica(page, opts.exclude ?? []) : await axeViaBuilder(page, opts.exclude ?? [])
+	const violations =
+		opts.javaScriptEnabled === false
+			? await axeOnNoJavaScriptReplica(page, opts.exclude ?? [])
+			: await axeViaBuilder(page, opts.exclude ?? [])
 	const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
 	const report = serious
 		.map((v) => {
@@ -181,9 +184,7 @@ async function axeOnNoJavaScriptReplica(page: Page, exclude: string[]): Promise<
 	if (!browser) throw new Error('axe without JavaScript needs a page from a launched browser')
 	const url = page.url()
 	const appOrigin = new URL(url).origin
-	const html = (await page.content())
-		.replace(/<script\b[\s\S]*?<\/script\s*>/gi, '')
-		.replace(/<\/?noscript\b[^>]*>/gi, '')
+	const html = (await page.content()).replace(/<script\b[\s\S]*?<\/script\s*>/gi, '').replace(/<\/?noscript\b[^>]*>/gi, '')
 	const replica = await browser.newContext({ viewport: page.viewportSize(), javaScriptEnabled: true })
 	try {
 		await replica.addCookies(await source.cookies())

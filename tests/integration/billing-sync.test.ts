@@ -21,7 +21,14 @@ function sync(): Promise<{ status: number | null; stdout: string; stderr: string
 			['scripts/billing-sync.js'],
 			{
 				cwd: projectRoot,
-				env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', STRIPE_SECRET_KEY: 'sk_test_sync', STRIPE_API_URL: stripe.url, APP_URL: 'https://app.callsheet.test' },
+				env: {
+					PATH: process.env.PATH,
+					HOME: process.env.HOME,
+					NODE_ENV: 'production',
+					STRIPE_SECRET_KEY: 'sk_test_sync',
+					STRIPE_API_URL: stripe.url,
+					APP_URL: 'https://app.callsheet.test',
+				},
 				timeout: 60_000,
 			},
 			(error, stdout, stderr) => resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
@@ -38,7 +45,11 @@ test('creates every product, price and the portal configuration once, then leave
 	expect(prices.map((p) => p.lookup_key).sort()).toEqual(
 		['agency', 'broadcaster', 'network', 'solo', 'studio', 'team'].flatMap((plan) => [`${plan}_month`, `${plan}_year`]).sort(),
 	)
-	expect(prices.find((p) => p.lookup_key === 'team_year')).toMatchObject({ unit_amount: 49000, currency: 'usd', recurring: { interval: 'year' } })
+	expect(prices.find((p) => p.lookup_key === 'team_year')).toMatchObject({
+		unit_amount: 49000,
+		currency: 'usd',
+		recurring: { interval: 'year' },
+	})
 	const [portal] = stripe.store.all('billing_portal.configuration')
 	expect(portal).toMatchObject({ default_return_url: 'https://app.callsheet.test/account' })
 

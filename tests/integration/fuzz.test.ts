@@ -14,8 +14,18 @@ let secrets: string[]
 const userId = newClerkUserId()
 
 const CODES = new Set([
-	'bad-body', 'email-mismatch', 'bad-signature', 'unauthorized', 'not-found', 'no-customer', 'method-not-allowed',
-	'already-subscribed', 'payload-too-large', 'rate-limited', 'identity-provider-unavailable', 'processor_not_configured',
+	'bad-body',
+	'email-mismatch',
+	'bad-signature',
+	'unauthorized',
+	'not-found',
+	'no-customer',
+	'method-not-allowed',
+	'already-subscribed',
+	'payload-too-large',
+	'rate-limited',
+	'identity-provider-unavailable',
+	'processor_not_configured',
 ])
 
 beforeAll(async () => {
@@ -32,18 +42,89 @@ afterAll(async () => {
 const edgeStrings = fc.oneof(
 	fc.string({ unit: 'grapheme', maxLength: 40 }),
 	fc.string({ unit: 'binary', maxLength: 40 }),
-	fc.constantFrom('', ' ', '\u0000', '\u202e\u202d', '\ud800', '\udfff', 'a\r\nBcc: x@y.z', '<script>alert(1)</script>', '𝓤𝓷𝓲𝓬𝓸𝓭𝓮', 'ada@example.com', 'team', 'year', 'x'.repeat(20_000)),
+	fc.constantFrom(
+		'',
+		' ',
+		'\u0000',
+		'\u202e\u202d',
+		'\ud800',
+		'\udfff',
+		'a\r\nBcc: x@y.z',
+		'<script>alert(1)</script>',
+		'𝓤𝓷𝓲𝓬𝓸𝓭𝓮',
+		'ada@example.com',
+		'team',
+		'year',
+		'x'.repeat(20_000),
+	),
 )
-const anyValue = fc.oneof(edgeStrings, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(edgeStrings, { maxLength: 3 }), fc.dictionary(edgeStrings, edgeStrings, { maxKeys: 3 }))
-const contractKeys = fc.constantFrom('name', 'email', 'subject', 'message', 'plan', 'interval', 'confirmEmail', 'reason', '__proto__', 'constructor', 'prototype')
+const anyValue = fc.oneof(
+	edgeStrings,
+	fc.integer(),
+	fc.double(),
+	fc.boolean(),
+	fc.constant(null),
+	fc.array(edgeStrings, { maxLength: 3 }),
+	fc.dictionary(edgeStrings, edgeStrings, { maxKeys: 3 }),
+)
+const contractKeys = fc.constantFrom(
+	'name',
+	'email',
+	'subject',
+	'message',
+	'plan',
+	'interval',
+	'confirmEmail',
+	'reason',
+	'__proto__',
+	'constructor',
+	'prototype',
+)
 
 /** A raw body and its content type: mostly JSON objects near the contract, plus every kind of garbage. */
 const body = fc.oneof(
-	{ weight: 5, arbitrary: fc.dictionary(contractKeys, anyValue, { maxKeys: 6 }).map((o) => ({ text: JSON.stringify(o), type: 'application/json' })) },
+	{
+		weight: 5,
+		arbitrary: fc.dictionary(contractKeys, anyValue, { maxKeys: 6 }).map((o) => ({ text: JSON.stringify(o), type: 'application/json' })),
+	},
 	{ weight: 2, arbitrary: fc.json().map((text) => ({ text, type: 'application/json' })) },
-	{ weight: 1, arbitrary: fc.constantFrom('{"__proto__":{"isAdmin":true},"plan":"team"}', '{"constructor":{"prototype":{"x":1}}}', '['.repeat(5000) + ']'.repeat(5000), '{"a":', 'null', '"str"', '1e999', '').map((text) => ({ text, type: 'application/json' })) },
-	{ weight: 1, arbitrary: fc.tuple(edgeStrings, fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/json; charset=latin1', 'application/jsonx')).map(([text, type]) => ({ text, type })) },
-	{ weight: 1, arbitrary: fc.integer({ min: 64 * 1024 - 10, max: 80 * 1024 }).map((size) => ({ text: JSON.stringify({ message: 'x'.repeat(size) }), type: 'application/json' })) },
+	{
+		weight: 1,
+		arbitrary: fc
+			.constantFrom(
+				'{"__proto__":{"isAdmin":true},"plan":"team"}',
+				'{"constructor":{"prototype":{"x":1}}}',
+				'['.repeat(5000) + ']'.repeat(5000),
+				'{"a":',
+				'null',
+				'"str"',
+				'1e999',
+				'',
+			)
+			.map((text) => ({ text, type: 'application/json' })),
+	},
+	{
+		weight: 1,
+		arbitrary: fc
+			.tuple(
+				edgeStrings,
+				fc.constantFrom(
+					'text/plain',
+					'application/x-www-form-urlencoded',
+					'multipart/form-data; boundary=x',
+					'application/xml',
+					'application/json; charset=latin1',
+					'application/jsonx',
+				),
+			)
+			.map(([text, type]) => ({ text, type })),
+	},
+	{
+		weight: 1,
+		arbitrary: fc
+			.integer({ min: 64 * 1024 - 10, max: 80 * 1024 })
+			.map((size) => ({ text: JSON.stringify({ message: 'x'.repeat(size) }), type: 'application/json' })),
+	},
 )
 
 async function expectSafeJson(response: Response, { allowServerError = false } = {}) {
@@ -78,7 +159,12 @@ describe.each(routes)('$method $path', ({ method, path, signedIn }) => {
 				sent++
 				const response = await fetch(`${app.url}${path}`, {
 					method,
-					headers: { 'Content-Type': type, 'X-Forwarded-For': ip, ...(signedIn ? sessionHeaders(standIns.clerk, userId) : {}), 'Stripe-Signature': 't=1,v1=00' },
+					headers: {
+						'Content-Type': type,
+						'X-Forwarded-For': ip,
+						...(signedIn ? sessionHeaders(standIns.clerk, userId) : {}),
+						'Stripe-Signature': 't=1,v1=00',
+					},
 					body: method === 'GET' ? undefined : text,
 				})
 				// Contact: a valid body may legitimately be sent; the sink is up, so 500 is a failure too.
@@ -92,24 +178,36 @@ describe.each(routes)('$method $path', ({ method, path, signedIn }) => {
 })
 
 describe('page forms', () => {
-	const form = fc.dictionary(fc.constantFrom('name', 'email', 'subject', 'message', 'website', 'intent', 'plan', 'interval', 'confirmEmail', 'reason', 'requestId'), edgeStrings, { maxKeys: 8 })
+	const form = fc.dictionary(
+		fc.constantFrom('name', 'email', 'subject', 'message', 'website', 'intent', 'plan', 'interval', 'confirmEmail', 'reason', 'requestId'),
+		edgeStrings,
+		{ maxKeys: 8 },
+	)
 
-	test.each(['/contact', '/pricing', '/account', '/admin/deletion-requests'])('%s answers generated forms without a server error', async (path) => {
-		await fc.assert(
-			fc.asyncProperty(form, fc.ipV4(), async (fields, ip) => {
-				const response = await fetch(`${app.url}${path}`, {
-					method: 'POST',
-					redirect: 'manual',
-					headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: app.url, 'X-Forwarded-For': ip, ...sessionHeaders(standIns.clerk, userId) },
-					body: new URLSearchParams(fields).toString(),
-				})
-				const text = await response.text()
-				expect(response.status).toBeLessThan(500)
-				expect(text).not.toMatch(/\n\s+at |node_modules/)
-				for (const secret of secrets) expect(text).not.toContain(secret)
-			}),
-			{ numRuns: 120 },
-		)
-		expect((await fetch(`${app.url}/api/health`)).status).toBe(200)
-	})
+	test.each(['/contact', '/pricing', '/account', '/admin/deletion-requests'])(
+		'%s answers generated forms without a server error',
+		async (path) => {
+			await fc.assert(
+				fc.asyncProperty(form, fc.ipV4(), async (fields, ip) => {
+					const response = await fetch(`${app.url}${path}`, {
+						method: 'POST',
+						redirect: 'manual',
+						headers: {
+							'Content-Type': 'application/x-www-form-urlencoded',
+							Origin: app.url,
+							'X-Forwarded-For': ip,
+							...sessionHeaders(standIns.clerk, userId),
+						},
+						body: new URLSearchParams(fields).toString(),
+					})
+					const text = await response.text()
+					expect(response.status).toBeLessThan(500)
+					expect(text).not.toMatch(/\n\s+at |node_modules/)
+					for (const secret of secrets) expect(text).not.toContain(secret)
+				}),
+				{ numRuns: 120 },
+			)
+			expect((await fetch(`${app.url}/api/health`)).status).toBe(200)
+		},
+	)
 })

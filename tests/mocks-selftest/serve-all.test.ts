@@ -27,9 +27,7 @@ test('the env it returns is enough for each real SDK', async () => {
 			secretKey: env.CLERK_SECRET_KEY ?? '',
 			apiUrl: env.CLERK_API_URL ?? '',
 		})
-		expect((await clerk.users.getUser('user_1')).primaryEmailAddress?.emailAddress).toBe(
-			'one@example.test',
-		)
+		expect((await clerk.users.getUser('user_1')).primaryEmailAddress?.emailAddress).toBe('one@example.test')
 
 		// A bare SMTP_URL works: the sink advertises no STARTTLS, so nodemailer stays in plain text.
 		await nodemailer

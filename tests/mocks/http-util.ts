@@ -95,12 +95,7 @@ export function readBody(req: http.IncomingMessage, limit = 1024 * 1024): Promis
  * `contentType` is exact on purpose: @clerk/backend only parses a body as JSON
  * when Content-Type is exactly `application/json` (no charset parameter).
  */
-export function sendJson(
-	res: http.ServerResponse,
-	status: number,
-	body: unknown,
-	headers: Record<string, string> = {},
-): void {
+export function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
 	const text = JSON.stringify(body)
 	res.writeHead(status, {
 		'Content-Type': 'application/json',

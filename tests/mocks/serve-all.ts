@@ -1,11 +1,6 @@
 // Starts every stand-in at once and hands back the environment an app process needs to use them
 // (integration setup, Playwright global setup). Importable only: Node 20 cannot run .ts directly.
-import {
-	createClerkTestKeys,
-	startFakeClerkApi,
-	type ClerkTestKeys,
-	type FakeClerkApi,
-} from './clerk.js'
+import { createClerkTestKeys, startFakeClerkApi, type ClerkTestKeys, type FakeClerkApi } from './clerk.js'
 import { startSmtpSink, type SmtpSink } from './smtp.js'
 import { startFakeStripe, type FakeStripe } from './stripe.js'
 

@@ -3,23 +3,11 @@
 // plus hosted Checkout/portal pages and signed webhook delivery. No stripe-mock exists offline.
 import { listen, randomId, readBody, sendJson, type FaultMode } from './http-util.js'
 import { handleApi } from './stripe/api.js'
-import {
-	deliverEvent,
-	makeEvent,
-	signEvent,
-	type Delivery,
-	type SignOptions,
-	type StripeEvent,
-} from './stripe/events.js'
+import { deliverEvent, makeEvent, signEvent, type Delivery, type SignOptions, type StripeEvent } from './stripe/events.js'
 import { parseStripeForm, type FormObject } from './stripe/form.js'
 import { handleHosted } from './stripe/hosted.js'
 import { invoiceObject } from './stripe/invoice.js'
-import {
-	STRIPE_API_VERSION,
-	type Interval,
-	type StripeObject,
-	type SubscriptionStatus,
-} from './stripe/objects.js'
+import { STRIPE_API_VERSION, type Interval, type StripeObject, type SubscriptionStatus } from './stripe/objects.js'
 import { StripeStore, type SeedSubscription } from './stripe/store.js'
 
 export { STRIPE_API_VERSION, type StripeEvent, type StripeObject }
@@ -57,10 +45,7 @@ export interface FakeStripe {
 	setSubscriptionStatus(id: string, status: SubscriptionStatus): StripeObject
 	priceFor(plan: string, interval: Interval): StripeObject
 	/** Stores and returns an invoice for the subscription (for invoice.paid / payment_failed). */
-	makeInvoice(
-		subscriptionId: string,
-		opts?: { paid?: boolean; billingReason?: string },
-	): StripeObject
+	makeInvoice(subscriptionId: string, opts?: { paid?: boolean; billingReason?: string }): StripeObject
 	/** Parsed params of a checkout session's create request. */
 	checkoutParams(sessionId: string): FormObject | undefined
 	makeEvent: typeof makeEvent
@@ -78,8 +63,7 @@ interface Replay {
 
 export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<FakeStripe> {
 	const webhookSecret = opts.webhookSecret ?? `whsec_test_${randomId(32)}`
-	let webhookUrl =
-		opts.webhookUrl ?? (opts.appUrl ? `${opts.appUrl}/api/billing/webhook` : undefined)
+	let webhookUrl = opts.webhookUrl ?? (opts.appUrl ? `${opts.appUrl}/api/billing/webhook` : undefined)
 	let mode: FaultMode = 'ok'
 	const store = new StripeStore()
 	if (opts.seedPrices !== false) store.seedPlans()
@@ -103,9 +87,7 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 		const url = new URL(req.url ?? '/', 'http://localhost')
 		const method = req.method ?? 'GET'
 		const body = method === 'GET' ? '' : await readBody(req)
-		const params = parseStripeForm(
-			method === 'GET' || method === 'DELETE' ? url.searchParams : body,
-		)
+		const params = parseStripeForm(method === 'GET' || method === 'DELETE' ? url.searchParams : body)
 		const header = (name: string) => {
 			const value = req.headers[name]
 			return Array.isArray(value) ? value[0] : value
@@ -126,8 +108,7 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 					for (const event of events) await deliver(event)
 				},
 			})
-			if (!handled)
-				sendJson(res, 404, { error: { type: 'invalid_request_error', message: 'Not found' } })
+			if (!handled) sendJson(res, 404, { error: { type: 'invalid_request_error', message: 'Not found' } })
 			return
 		}
 		if (mode === 'hang') return
@@ -153,9 +134,7 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 				{
 					error: {
 						type: 'invalid_request_error',
-						message: key
-							? `Invalid API Key provided: ${key.slice(0, 8)}***`
-							: 'You did not provide an API key.',
+						message: key ? `Invalid API Key provided: ${key.slice(0, 8)}***` : 'You did not provide an API key.',
 					},
 				},
 				responseHeaders,

@@ -20,7 +20,13 @@ export async function listPendingDeletionRequests(): Promise<PendingForAdmin[]> 
 			id: true,
 			submittedAt: true,
 			reason: true,
-			user: { select: { clerkId: true, stripeCustomerId: true, subscription: { select: { plan: true, processorStatus: true, currentPeriodEnd: true } } } },
+			user: {
+				select: {
+					clerkId: true,
+					stripeCustomerId: true,
+					subscription: { select: { plan: true, processorStatus: true, currentPeriodEnd: true } },
+				},
+			},
 		},
 	})
 	return rows.map((row) => ({
@@ -33,8 +39,7 @@ export async function listPendingDeletionRequests(): Promise<PendingForAdmin[]> 
 }
 
 export type ProcessResult =
-	| { status: 'ok'; processedAt: Date }
-	| { status: 'error'; code: 'not-found' | 'already-processed' | 'still-subscribed' }
+	{ status: 'ok'; processedAt: Date } | { status: 'error'; code: 'not-found' | 'already-processed' | 'still-subscribed' }
 
 /** Marks a pending request processed, refused while the processor still bills the user. */
 export async function markDeletionRequestProcessed(requestId: string, adminId: string): Promise<ProcessResult> {
@@ -64,5 +69,9 @@ export async function markDeletionRequestProcessed(requestId: string, adminId: s
 }
 
 export async function deletionRequestHistory(requestId: string) {
-	return db().deletionRequestEvent.findMany({ where: { requestId }, orderBy: { at: 'asc' }, select: { action: true, actor: true, at: true } })
+	return db().deletionRequestEvent.findMany({
+		where: { requestId },
+		orderBy: { at: 'asc' },
+		select: { action: true, actor: true, at: true },
+	})
 }

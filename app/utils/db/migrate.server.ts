@@ -26,9 +26,7 @@ export function migrationNames(projectRoot: string) {
 
 async function appliedMigrationNames(query: Query): Promise<Set<string>> {
 	try {
-		const { rows } = await query(
-			`SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
-		)
+		const { rows } = await query(`SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`)
 		return new Set((rows as Array<{ migration_name: string }>).map((row) => row.migration_name))
 	} catch (error) {
 		if ((error as { code?: string }).code === '42P01') return new Set() // a fresh database

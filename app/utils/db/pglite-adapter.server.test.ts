@@ -106,4 +106,3 @@ test('PostgreSQL `name` columns are reported as text for @prisma/adapter-pg', ()
 	const result = reportNameColumnsAsText({ fields: [{ dataTypeID: 19 }, { dataTypeID: 23 }] })
 	expect(result.fields.map((field) => field.dataTypeID)).toEqual([25, 23])
 })
-

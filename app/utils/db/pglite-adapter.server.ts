@@ -1,10 +1,6 @@
 import fs from 'node:fs'
 import { PGlite } from '@electric-sql/pglite'
-import {
-	DriverAdapterError,
-	isDriverAdapterError,
-	type SqlMigrationAwareDriverAdapterFactory,
-} from '@prisma/driver-adapter-utils'
+import { DriverAdapterError, isDriverAdapterError, type SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils'
 import { PrismaPGlite } from 'pglite-prisma-adapter'
 import { acquireDataDirLock, type DataDirLock } from './data-dir-lock.server.ts'
 

@@ -13,7 +13,6 @@ const text = (label: string, max: number) =>
 		.min(1, { error: `${label} is required.` })
 		.max(max, { error: `${label} must be at most ${max} characters.` })
 
-
 export const contactSchema = z.object({
 	name: text('Name', CONTACT_LIMITS.name),
 	email: z

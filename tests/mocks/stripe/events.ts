@@ -48,11 +48,7 @@ export interface SignOptions {
  * Stripe sends pretty-printed JSON; signing that exact text means an app that re-serializes the
  * parsed body instead of verifying the raw bytes fails, as it would in production.
  */
-export function signEvent(
-	event: StripeEvent | string,
-	secret: string,
-	opts: SignOptions = {},
-): { payload: string; header: string } {
+export function signEvent(event: StripeEvent | string, secret: string, opts: SignOptions = {}): { payload: string; header: string } {
 	const payload = typeof event === 'string' ? event : JSON.stringify(event, null, 2)
 	const header = Stripe.webhooks.generateTestHeaderString({
 		payload,
@@ -70,12 +66,7 @@ export interface Delivery {
 	error?: string
 }
 
-export async function deliverEvent(
-	url: string,
-	event: StripeEvent,
-	secret: string,
-	timeoutMs = 10_000,
-): Promise<Delivery> {
+export async function deliverEvent(url: string, event: StripeEvent, secret: string, timeoutMs = 10_000): Promise<Delivery> {
 	const { payload, header } = signEvent(event, secret)
 	try {
 		const res = await fetch(url, {

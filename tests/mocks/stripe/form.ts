@@ -81,10 +81,7 @@ export function list(value: FormValue | undefined): FormValue[] {
 }
 
 /** Stripe metadata: string values only; an empty string unsets a key. */
-export function mergeMetadata(
-	current: Record<string, string>,
-	update: FormValue | undefined,
-): Record<string, string> {
+export function mergeMetadata(current: Record<string, string>, update: FormValue | undefined): Record<string, string> {
 	const next = { ...current }
 	const source = obj(update)
 	if (str(update) === '') return {}

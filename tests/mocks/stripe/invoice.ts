@@ -3,10 +3,7 @@
 import { nowSeconds, randomId } from '../http-util.js'
 import { stripeId, type StripeObject } from './objects.js'
 
-export function invoiceObject(
-	subscription: StripeObject,
-	opts: { paid?: boolean; billingReason?: string } = {},
-): StripeObject {
+export function invoiceObject(subscription: StripeObject, opts: { paid?: boolean; billingReason?: string } = {}): StripeObject {
 	const paid = opts.paid ?? true
 	const item = (subscription.items as { data: StripeObject[] }).data[0]
 	const price = (item?.price ?? {}) as StripeObject

@@ -12,15 +12,7 @@ export interface StripeObject {
 }
 
 export type Interval = 'month' | 'year'
-export type SubscriptionStatus =
-	| 'active'
-	| 'canceled'
-	| 'incomplete'
-	| 'incomplete_expired'
-	| 'past_due'
-	| 'paused'
-	| 'trialing'
-	| 'unpaid'
+export type SubscriptionStatus = 'active' | 'canceled' | 'incomplete' | 'incomplete_expired' | 'past_due' | 'paused' | 'trialing' | 'unpaid'
 
 export const PLANS = ['solo', 'team', 'studio', 'agency', 'network', 'broadcaster'] as const
 export type PlanName = (typeof PLANS)[number]
@@ -120,7 +112,7 @@ export function priceObject(fields: {
 					meter: null,
 					trial_period_days: null,
 					usage_type: 'licensed',
-			  }
+				}
 			: null,
 		tax_behavior: 'unspecified',
 		tiers_mode: null,
@@ -251,9 +243,7 @@ export function subscriptionObject(input: SubscriptionInput): StripeObject {
 		test_clock: null,
 		transfer_data: null,
 		trial_end: trialEnd,
-		trial_settings: trialEnd
-			? { end_behavior: { missing_payment_method: 'create_invoice' } }
-			: null,
+		trial_settings: trialEnd ? { end_behavior: { missing_payment_method: 'create_invoice' } } : null,
 		trial_start: trialEnd ? now : null,
 	}
 }

@@ -15,21 +15,13 @@ export interface ApiResult {
 	body: unknown
 }
 
-export type Route = [
-	method: string,
-	pattern: RegExp,
-	handler: (ctx: ApiContext, id: string) => ApiResult,
-]
+export type Route = [method: string, pattern: RegExp, handler: (ctx: ApiContext, id: string) => ApiResult]
 
 export function ok(body: unknown): ApiResult {
 	return { status: 200, body }
 }
 
-export function stripeError(
-	status: number,
-	message: string,
-	extra: { code?: string; param?: string; type?: string } = {},
-): ApiResult {
+export function stripeError(status: number, message: string, extra: { code?: string; param?: string; type?: string } = {}): ApiResult {
 	const { type = 'invalid_request_error', ...rest } = extra
 	return {
 		status,
@@ -38,9 +30,7 @@ export function stripeError(
 				type,
 				message,
 				...rest,
-				...(rest.code
-					? { doc_url: `https://docs.stripe.com/error-codes/${rest.code.replaceAll('_', '-')}` }
-					: {}),
+				...(rest.code ? { doc_url: `https://docs.stripe.com/error-codes/${rest.code.replaceAll('_', '-')}` } : {}),
 			},
 		},
 	}

@@ -2,17 +2,7 @@
 import { nowSeconds, randomId } from '../http-util.js'
 import { bool, int, list, mergeMetadata, obj, str, type FormObject } from './form.js'
 import { stripeId, type StripeObject, type SubscriptionStatus } from './objects.js'
-import {
-	getOr404,
-	missing,
-	ok,
-	page,
-	required,
-	stripeError,
-	type ApiContext,
-	type ApiResult,
-	type Route,
-} from './respond.js'
+import { getOr404, missing, ok, page, required, stripeError, type ApiContext, type ApiResult, type Route } from './respond.js'
 
 const ID = '([^/]+)'
 
@@ -23,13 +13,9 @@ function createCheckoutSession(ctx: ApiContext): ApiResult {
 	const customer = str(params.customer)
 	if (customer && !store.get(customer, 'customer')) return missing('customer', customer, 'customer')
 	if (customer && str(params.customer_email)) {
-		return stripeError(
-			400,
-			'You may only specify one of these parameters: customer, customer_email.',
-			{
-				param: 'customer_email',
-			},
-		)
+		return stripeError(400, 'You may only specify one of these parameters: customer, customer_email.', {
+			param: 'customer_email',
+		})
 	}
 	const items = list(params.line_items).map((item) => obj(item) ?? {})
 	let amount = 0
@@ -39,11 +25,9 @@ function createCheckoutSession(ctx: ApiContext): ApiResult {
 		const price = store.get(priceId, 'price')
 		if (!price) return missing('price', priceId, `line_items[${i}][price]`)
 		if (mode === 'subscription' && !price.recurring) {
-			return stripeError(
-				400,
-				'You must provide at least one recurring price in `subscription` mode when using prices.',
-				{ param: `line_items[${i}][price]` },
-			)
+			return stripeError(400, 'You must provide at least one recurring price in `subscription` mode when using prices.', {
+				param: `line_items[${i}][price]`,
+			})
 		}
 		amount += Number(price.unit_amount) * (int(item.quantity) ?? 1)
 		currency = price.currency
@@ -92,11 +76,7 @@ function listCheckoutSessions(ctx: ApiContext): ApiResult {
 	const subscription = str(ctx.params.subscription)
 	const found = ctx.store
 		.all('checkout.session')
-		.filter(
-			(s) =>
-				(!customer || s.customer === customer) &&
-				(!subscription || s.subscription === subscription),
-		)
+		.filter((s) => (!customer || s.customer === customer) && (!subscription || s.subscription === subscription))
 	return page(ctx, '/v1/checkout/sessions', found)
 }
 
@@ -124,10 +104,7 @@ function updateSubscription(ctx: ApiContext, id: string): ApiResult {
 	const sub = store.get(id, 'subscription')
 	if (!sub) return missing('subscription', id)
 	if (sub.status === 'canceled') {
-		return stripeError(
-			400,
-			'A canceled subscription can only update its cancellation_details and metadata.',
-		)
+		return stripeError(400, 'A canceled subscription can only update its cancellation_details and metadata.')
 	}
 	sub.metadata = mergeMetadata(sub.metadata as Record<string, string>, params.metadata)
 	const cancelAtEnd = bool(params.cancel_at_period_end)
@@ -187,9 +164,7 @@ function createPortalSession(ctx: ApiContext): ApiResult {
 		return missing('configuration', configId, 'configuration')
 	}
 	const config =
-		configId ??
-		store.all('billing_portal.configuration').find((c) => c.is_default)?.id ??
-		store.put(portalConfiguration({}, true)).id
+		configId ?? store.all('billing_portal.configuration').find((c) => c.is_default)?.id ?? store.put(portalConfiguration({}, true)).id
 	const id = `bps_${randomId(24)}`
 	return ok(
 		store.put({
@@ -216,9 +191,7 @@ function updatePortalConfiguration(ctx: ApiContext, id: string): ApiResult {
 	Object.assign(config, {
 		...(active === undefined ? {} : { active }),
 		...(obj(ctx.params.features) ? { features: obj(ctx.params.features) } : {}),
-		...(str(ctx.params.default_return_url)
-			? { default_return_url: str(ctx.params.default_return_url) }
-			: {}),
+		...(str(ctx.params.default_return_url) ? { default_return_url: str(ctx.params.default_return_url) } : {}),
 		metadata: mergeMetadata(config.metadata as Record<string, string>, ctx.params.metadata),
 		updated: nowSeconds(),
 	})
@@ -230,43 +203,19 @@ const PORTAL_CONFIGS = '/v1/billing_portal/configurations'
 export const billingRoutes: Route[] = [
 	['POST', /^\/v1\/checkout\/sessions$/, createCheckoutSession],
 	['GET', /^\/v1\/checkout\/sessions$/, listCheckoutSessions],
-	[
-		'GET',
-		new RegExp(`^/v1/checkout/sessions/${ID}$`),
-		(ctx, id) => getOr404(ctx, 'checkout.session', 'checkout.session', id),
-	],
+	['GET', new RegExp(`^/v1/checkout/sessions/${ID}$`), (ctx, id) => getOr404(ctx, 'checkout.session', 'checkout.session', id)],
 	['GET', /^\/v1\/subscriptions$/, listSubscriptions],
-	[
-		'GET',
-		new RegExp(`^/v1/subscriptions/${ID}$`),
-		(ctx, id) => getOr404(ctx, 'subscription', 'subscription', id),
-	],
+	['GET', new RegExp(`^/v1/subscriptions/${ID}$`), (ctx, id) => getOr404(ctx, 'subscription', 'subscription', id)],
 	['POST', new RegExp(`^/v1/subscriptions/${ID}$`), updateSubscription],
 	['DELETE', new RegExp(`^/v1/subscriptions/${ID}$`), cancelSubscription],
 	['GET', new RegExp(`^/v1/invoices/${ID}$`), (ctx, id) => getOr404(ctx, 'invoice', 'invoice', id)],
 	['POST', /^\/v1\/billing_portal\/sessions$/, createPortalSession],
-	[
-		'GET',
-		new RegExp(`^${PORTAL_CONFIGS}$`),
-		(ctx) => page(ctx, PORTAL_CONFIGS, ctx.store.all('billing_portal.configuration')),
-	],
+	['GET', new RegExp(`^${PORTAL_CONFIGS}$`), (ctx) => page(ctx, PORTAL_CONFIGS, ctx.store.all('billing_portal.configuration'))],
 	[
 		'POST',
 		new RegExp(`^${PORTAL_CONFIGS}$`),
-		(ctx) =>
-			ok(
-				ctx.store.put(
-					portalConfiguration(
-						ctx.params,
-						ctx.store.all('billing_portal.configuration').length === 0,
-					),
-				),
-			),
+		(ctx) => ok(ctx.store.put(portalConfiguration(ctx.params, ctx.store.all('billing_portal.configuration').length === 0))),
 	],
-	[
-		'GET',
-		new RegExp(`^${PORTAL_CONFIGS}/${ID}$`),
-		(ctx, id) => getOr404(ctx, 'billing_portal.configuration', 'configuration', id),
-	],
+	['GET', new RegExp(`^${PORTAL_CONFIGS}/${ID}$`), (ctx, id) => getOr404(ctx, 'billing_portal.configuration', 'configuration', id)],
 	['POST', new RegExp(`^${PORTAL_CONFIGS}/${ID}$`), updatePortalConfiguration],
 ]

@@ -2,17 +2,7 @@
 import { nowSeconds } from '../http-util.js'
 import { bool, int, list, mergeMetadata, obj, str, type FormObject } from './form.js'
 import { priceObject, productObject, type Interval } from './objects.js'
-import {
-	getOr404,
-	missing,
-	ok,
-	page,
-	required,
-	stripeError,
-	type ApiContext,
-	type ApiResult,
-	type Route,
-} from './respond.js'
+import { getOr404, missing, ok, page, required, stripeError, type ApiContext, type ApiResult, type Route } from './respond.js'
 
 const ID = '([^/]+)'
 
@@ -154,11 +144,7 @@ function listPrices(ctx: ApiContext): ApiResult {
 export const catalogRoutes: Route[] = [
 	['POST', /^\/v1\/customers$/, createCustomer],
 	['GET', /^\/v1\/customers$/, listCustomers],
-	[
-		'GET',
-		new RegExp(`^/v1/customers/${ID}$`),
-		(ctx, id) => getOr404(ctx, 'customer', 'customer', id),
-	],
+	['GET', new RegExp(`^/v1/customers/${ID}$`), (ctx, id) => getOr404(ctx, 'customer', 'customer', id)],
 	['POST', new RegExp(`^/v1/customers/${ID}$`), updateCustomer],
 	['POST', /^\/v1\/products$/, createProduct],
 	['GET', /^\/v1\/products$/, listProducts],

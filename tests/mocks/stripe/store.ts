@@ -77,9 +77,7 @@ export class StripeStore {
 		const existing = this.priceByLookupKey(key)
 		if (existing) return existing
 		const product = this.put(productObject({ name: plan, metadata: { plan } }))
-		return this.put(
-			priceObject({ product: product.id, unit_amount: 1000, interval, lookup_key: key }),
-		)
+		return this.put(priceObject({ product: product.id, unit_amount: 1000, interval, lookup_key: key }))
 	}
 
 	createCustomer(fields: Partial<StripeObject> = {}): StripeObject {
@@ -121,8 +119,7 @@ export class StripeStore {
 		const params = this.checkoutParams.get(sessionId) ?? {}
 		const subData = obj(params.subscription_data) ?? {}
 		const trialDays = int(subData.trial_period_days)
-		const trialEnd =
-			int(subData.trial_end) ?? (trialDays ? nowSeconds() + trialDays * 86_400 : null)
+		const trialEnd = int(subData.trial_end) ?? (trialDays ? nowSeconds() + trialDays * 86_400 : null)
 		let customerId = typeof session.customer === 'string' ? session.customer : undefined
 		if (!customerId) {
 			const email = typeof session.customer_email === 'string' ? session.customer_email : null
@@ -130,12 +127,11 @@ export class StripeStore {
 		}
 		const priceId = str(obj((params.line_items as FormObject[] | undefined)?.[0])?.price)
 		const price = (priceId && this.get(priceId, 'price')) || this.ensurePrice('solo', 'month')
-		const metadata = Object.fromEntries(
-			Object.entries(obj(subData.metadata) ?? {}).filter(([, v]) => typeof v === 'string'),
-		) as Record<string, string>
-		const subscription = this.put(
-			subscriptionObject({ customer: customerId, price, metadata, trialEnd }),
-		)
+		const metadata = Object.fromEntries(Object.entries(obj(subData.metadata) ?? {}).filter(([, v]) => typeof v === 'string')) as Record<
+			string,
+			string
+		>
+		const subscription = this.put(subscriptionObject({ customer: customerId, price, metadata, trialEnd }))
 		const customer = this.get(customerId, 'customer')
 		Object.assign(session, {
 			status: 'complete',
