@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl, readStored, withDatabase } from '../support/database.ts'
+import { until } from '../support/deadline.ts'
 import { postJson } from '../support/http.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 
@@ -38,6 +39,21 @@ async function subscribedUser(plan = 'team', interval = 'month') {
 	await pay(url)
 	const params = standIns.stripe.checkoutParams(sessionIdOf(url))!
 	return { userId, customer: String(params.customer), state: await status(userId) }
+}
+
+/** A team trial, then a studio subscription a minute newer, both live and delivered. */
+async function userPayingTwice() {
+	const { userId, customer } = await subscribedUser('team')
+	const older = standIns.stripe.store.get(subscriptionIdFor(customer), 'subscription')!
+	const newer = standIns.stripe.createSubscription({ customer, plan: 'studio', status: 'active' })
+	newer.created = Number(older.created) + 60
+	expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', newer))).status).toBe(200)
+	return { userId, older, newer }
+}
+
+/** The plan of a subscription at the fake processor, from its price's lookup key (`team_month`). */
+function planOf(subscription: Record<string, unknown>) {
+	return (subscription.items as { data: { price: { lookup_key: string } }[] }).data[0]!.price.lookup_key.split('_')[0]
 }
 
 function subscriptionIdFor(customer: string) {
@@ -274,7 +290,7 @@ describe('POST /api/billing/webhook', () => {
 		expect(await status(userId)).toMatchObject({ status: 'canceled', plan: 'free', has_subscription: false })
 	})
 
-	test('two checkouts left open and both paid: the second trial is ended at the processor, the first plan stays', async () => {
+	test('two checkouts left open and both paid: one trial is cancelled at the processor, the other plan shows', async () => {
 		const userId = newClerkUserId()
 		const [first, second] = await Promise.all(
 			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
@@ -289,13 +305,14 @@ describe('POST /api/billing/webhook', () => {
 		await pay(second!)
 		const subscriptions = standIns.stripe.store.all('subscription').filter((s) => s.customer === firstParams.customer)
 		expect(subscriptions.map((s) => s.status).sort()).toEqual(['canceled', 'trialing'])
-		expect(standIns.stripe.requests.filter((r) => r.method === 'DELETE' && r.path.startsWith('/v1/subscriptions/'))).toHaveLength(1)
-		expect(await status(userId)).toMatchObject({ plan: 'solo', status: 'trialing', has_subscription: true })
+		const [kept, ended] = ['trialing', 'canceled'].map((wanted) => subscriptions.find((s) => s.status === wanted)!)
+		expect(standIns.stripe.requests.filter((r) => r.method === 'DELETE' && r.path === `/v1/subscriptions/${ended!.id}`)).toHaveLength(1)
+		// Paid seconds apart the first stays; paid within the same second (as here) the order is by id.
+		expect(await status(userId)).toMatchObject({ plan: planOf(kept!), status: 'trialing', has_subscription: true })
 
 		// The processor then reports the ended trial: the status keeps following the live one.
-		const ended = subscriptions.find((s) => s.status === 'canceled')!
-		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', ended))).status).toBe(200)
-		expect(await status(userId)).toMatchObject({ plan: 'solo', status: 'trialing', has_subscription: true })
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', ended!))).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: planOf(kept!), status: 'trialing', has_subscription: true })
 	})
 
 	test('two checkouts paid at the same moment, their events arriving together: one trial survives', async () => {
@@ -310,20 +327,15 @@ describe('POST /api/billing/webhook', () => {
 		expect(deliveries.map((d) => d.status)).toEqual([200, 200])
 		expect(created.map((s) => s.status).sort()).toEqual(['canceled', 'trialing'])
 		const survivor = created.find((s) => s.status === 'trialing')!
-		const plan = (survivor.items as { data: { price: { lookup_key: string } }[] }).data[0]!.price.lookup_key.split('_')[0]
-		expect(await status(userId)).toMatchObject({ plan, status: 'trialing', has_subscription: true })
+		expect(await status(userId)).toMatchObject({ plan: planOf(survivor), status: 'trialing', has_subscription: true })
 	})
 
 	test('of two live subscriptions, the newer shows; when it ends, the status follows the one still live', async () => {
-		const { userId, customer } = await subscribedUser('team')
-		const older = standIns.stripe.store.get(subscriptionIdFor(customer), 'subscription')!
-		const newer = standIns.stripe.createSubscription({ customer, plan: 'studio', status: 'active' })
-		newer.created = Number(older.created) + 60
-		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', newer))).status).toBe(200)
+		const { userId, older, newer } = await userPayingTwice()
 		expect(await status(userId)).toMatchObject({ plan: 'studio', status: 'active' })
 		// Paid twice: nothing is ended automatically (that needs a refund); operators are told.
 		expect(newer.status).toBe('active')
-		expect(app.output()).toContain(`has two live subscriptions at the processor (${older.id}, ${newer.id})`)
+		expect(app.output()).toContain(`keeps 2 live subscriptions (${newer.id}, ${older.id})`)
 
 		const canceled = standIns.stripe.setSubscriptionStatus(String(newer.id), 'canceled')
 		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))).status).toBe(200)
@@ -333,6 +345,62 @@ describe('POST /api/billing/webhook', () => {
 		const stale = standIns.stripe.makeEvent('customer.subscription.updated', { ...canceled, status: 'active' })
 		expect((await standIns.stripe.deliver(stale)).status).toBe(200)
 		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing' })
+	})
+
+	test('a slow delivery that read a subscription before it ended never overwrites the later reading', async () => {
+		const { userId, newer } = await userPayingTwice()
+
+		// This delivery reads the newer subscription while it is still active, and is answered late.
+		const seen = standIns.stripe.requests.length
+		standIns.stripe.setLatency(1_500)
+		const slow = standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', newer))
+		try {
+			await until(
+				() => standIns.stripe.requests.slice(seen).some((r) => r.path === `/v1/subscriptions/${newer.id}`),
+				5_000,
+				'the slow read to arrive',
+			)
+		} finally {
+			standIns.stripe.setLatency(0)
+		}
+		const canceled = standIns.stripe.setSubscriptionStatus(String(newer.id), 'canceled')
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing' })
+
+		expect((await slow).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing', has_subscription: true })
+	})
+
+	test.each([
+		['cancelled it outright', (sub: Record<string, unknown>) => standIns.stripe.setSubscriptionStatus(String(sub.id), 'canceled')],
+		['set it to end with the period', (sub: Record<string, unknown>) => void (sub.cancel_at_period_end = true)],
+	])('a user who %s in the portal (its event not yet here) and then pays the other open checkout keeps that trial', async (_, endFirst) => {
+		const userId = newClerkUserId()
+		const [first, second] = await Promise.all(
+			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
+		)
+		await pay(first!)
+		const customer = String(standIns.stripe.checkoutParams(sessionIdOf(first!))!.customer)
+		endFirst(standIns.stripe.store.get(subscriptionIdFor(customer), 'subscription')!)
+
+		await pay(second!)
+		const kept = standIns.stripe.store.all('subscription').find((s) => s.customer === customer && s.id !== subscriptionIdFor(customer))!
+		expect(kept.status).toBe('trialing')
+		expect(standIns.stripe.requests.some((r) => r.method === 'DELETE' && r.path === `/v1/subscriptions/${kept.id}`)).toBe(false)
+		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing', has_subscription: true })
+	})
+
+	test('a processor API without the subscription list: events still take effect, decided from the one subscription', async () => {
+		const { userId, customer } = await subscribedUser('team')
+		standIns.stripe.setUnsupported(/^GET \/v1\/subscriptions\?/)
+		try {
+			const canceled = standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'canceled')
+			expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))).status).toBe(200)
+			expect(standIns.stripe.requests.at(-1)).toMatchObject({ method: 'GET', path: '/v1/subscriptions' })
+			expect(await status(userId)).toMatchObject({ plan: 'free', status: 'canceled', has_subscription: false })
+		} finally {
+			standIns.stripe.setUnsupported(null)
+		}
 	})
 
 	test.each([

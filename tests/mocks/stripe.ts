@@ -39,6 +39,10 @@ export interface FakeStripe {
 	deliveries: Delivery[]
 	store: StripeStore
 	setMode(mode: FaultMode): void
+	/** Answers each API call this many ms late; the answer is what the store held when the call arrived. */
+	setLatency(ms: number): void
+	/** Calls whose `METHOD /path?query` matches get Stripe's answer to an unknown URL (404): an API without that call. */
+	setUnsupported(pattern: RegExp | null): void
 	setWebhookUrl(url: string | undefined): void
 	createCustomer(fields?: Partial<StripeObject>): StripeObject
 	createSubscription(seed: SeedSubscription): StripeObject
@@ -65,6 +69,8 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 	const webhookSecret = opts.webhookSecret ?? `whsec_test_${randomId(32)}`
 	let webhookUrl = opts.webhookUrl ?? (opts.appUrl ? `${opts.appUrl}/api/billing/webhook` : undefined)
 	let mode: FaultMode = 'ok'
+	let latencyMs = 0
+	let unsupported: RegExp | null = null
 	const store = new StripeStore()
 	if (opts.seedPrices !== false) store.seedPlans()
 	const requests: RecordedRequest[] = []
@@ -162,9 +168,18 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 				...responseHeaders,
 				'Idempotent-Replayed': 'true',
 			})
+		if (unsupported?.test(`${method} ${url.pathname}${url.search}`)) {
+			const message = `Unrecognized request URL (${method}: ${url.pathname}).`
+			return sendJson(res, 404, { error: { type: 'invalid_request_error', message } }, responseHeaders)
+		}
 		const result = handleApi({ store, fakeUrl, params }, method, url.pathname)
 		if (method === 'POST' && idempotencyKey && result.status < 300) {
 			replays.set(idempotencyKey, { fingerprint, ...result })
+		}
+		if (latencyMs > 0) {
+			const body = JSON.stringify(result.body) // what was true on arrival, not on sending
+			await new Promise((resolve) => setTimeout(resolve, latencyMs))
+			return sendJson(res, result.status, JSON.parse(body), responseHeaders)
 		}
 		sendJson(res, result.status, result.body, responseHeaders)
 	})
@@ -178,6 +193,8 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 		deliveries,
 		store,
 		setMode: (next) => void (mode = next),
+		setLatency: (ms) => void (latencyMs = ms),
+		setUnsupported: (pattern) => void (unsupported = pattern),
 		setWebhookUrl: (next) => void (webhookUrl = next),
 		createCustomer: (fields) => store.createCustomer(fields),
 		createSubscription: (seed) => store.createSubscription(seed),

@@ -6,8 +6,7 @@ import { isLiveProcessorStatus, LIVE_PROCESSOR_STATUSES } from './subscription-s
 
 type Tx = Prisma.TransactionClient
 
-/** `repeated-trial`: not stored; the caller ends it at the processor (docs/decisions/0013). */
-export type StoreOutcome = 'stored' | 'stale' | 'unknown-user' | 'repeated-trial'
+export type StoreOutcome = 'stored' | 'stale' | 'unknown-user'
 
 export function customerIdOf(subscription: Stripe.Subscription) {
 	return typeof subscription.customer === 'string' ? subscription.customer : subscription.customer.id
@@ -34,13 +33,19 @@ async function findUserId(tx: Tx, subscription: Stripe.Subscription, hintUserId?
 /**
  * Stores the processor's subscription as the user's current one. Order is not trusted: `observedAt`
  * is when we read this state from the processor, and a write lands only if it is newer than what is
- * stored for the same subscription. A customer can hold two subscriptions at once (two checkouts
- * completed in two tabs), so between different ones a live subscription outranks one that has ended,
- * and otherwise the one created later wins (docs/decisions/0013).
+ * stored. `wholeCustomer`: the caller listed all of the customer's subscriptions at `observedAt` and
+ * this is the one to show, so the newest such reading wins. Otherwise it is one subscription read on
+ * its own: it replaces a different one only if that one has ended, and it is live or was created
+ * later (docs/decisions/0013).
  */
 export async function storeSubscription(
 	subscription: Stripe.Subscription,
-	{ observedAt, hintUserId, tx = db() }: { observedAt: Date; hintUserId?: string | null; tx?: Tx },
+	{
+		observedAt,
+		hintUserId,
+		wholeCustomer = false,
+		tx = db(),
+	}: { observedAt: Date; hintUserId?: string | null; wholeCustomer?: boolean; tx?: Tx },
 ): Promise<StoreOutcome> {
 	const userId = await findUserId(tx, subscription, hintUserId)
 	if (!userId) return 'unknown-user'
@@ -57,35 +62,24 @@ export async function storeSubscription(
 		sourceUpdatedAt: observedAt,
 	}
 	// Having had any subscription (or trial) ends trial eligibility; the customer id is filled if empty.
-	// In a transaction this update also locks the user row, so deliveries for one user run one by one
-	// and the check below sees what the other stored.
 	await tx.user.update({ where: { id: userId }, data: { trialUsed: true } })
 	await tx.user.updateMany({ where: { id: userId, stripeCustomerId: null }, data: { stripeCustomerId: customerIdOf(subscription) } })
 
-	const current = await tx.subscription.findUnique({ where: { userId }, select: { stripeSubscriptionId: true, processorStatus: true } })
-	const otherLive =
-		current && current.stripeSubscriptionId !== subscription.id && isLiveProcessorStatus(current.processorStatus) ? current : null
-	if (otherLive && isLiveProcessorStatus(subscription.status)) {
-		// A trial started by our checkout (it sets metadata.userId) while another subscription is live
-		// came from a second checkout left open: the contract allows no repeated trial.
-		if (subscription.status === 'trialing' && subscription.metadata?.userId) return 'repeated-trial'
-		console.warn(
-			`billing: user ${userId} has two live subscriptions at the processor (${otherLive.stripeSubscriptionId}, ${subscription.id}); ` +
-				'the status follows the newer: cancel and refund the other in the processor dashboard',
-		)
-	}
-
-	const created = { lt: data.processorCreatedAt }
-	const outranksOther = isLiveProcessorStatus(subscription.status)
-		? { OR: [{ processorStatus: { notIn: LIVE_PROCESSOR_STATUSES } }, { processorCreatedAt: created }] }
-		: { processorStatus: { notIn: LIVE_PROCESSOR_STATUSES }, processorCreatedAt: created }
+	const newer = { sourceUpdatedAt: { lt: observedAt } }
+	const replacesOther = wholeCustomer
+		? newer
+		: {
+				...newer,
+				processorStatus: { notIn: LIVE_PROCESSOR_STATUSES },
+				...(isLiveProcessorStatus(subscription.status) ? {} : { processorCreatedAt: { lt: data.processorCreatedAt } }),
+			}
 	for (let attempt = 0; attempt < 2; attempt++) {
 		const updated = await tx.subscription.updateMany({
 			where: {
 				userId,
 				OR: [
-					{ stripeSubscriptionId: subscription.id, sourceUpdatedAt: { lt: observedAt } },
-					{ stripeSubscriptionId: { not: subscription.id }, ...outranksOther },
+					{ stripeSubscriptionId: subscription.id, ...newer },
+					{ stripeSubscriptionId: { not: subscription.id }, ...replacesOther },
 				],
 			},
 			data,

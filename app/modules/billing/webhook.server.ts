@@ -3,6 +3,7 @@ import { Prisma } from '#app/generated/prisma/client.ts'
 import { db } from '#app/utils/db.server.ts'
 import { env } from '#app/utils/env.server.ts'
 import { stripe } from '#app/utils/stripe.server.ts'
+import { keptSubscriptions, repeatedTrials, otherSubscriptionsOf, subscriptionToShow } from './customer-subscriptions.server.ts'
 import { isLiveProcessorStatus } from './subscription-state.ts'
 import { customerIdOf, storeSubscription, type StoreOutcome } from './subscription-store.server.ts'
 
@@ -33,15 +34,32 @@ function subscriptionOf(event: Stripe.Event): { subscriptionId: string; userId?:
 }
 
 /**
- * When a subscription has ended, another one of the same customer may still be live (a second
- * checkout completed in another tab): the newest such one, for the status to follow.
+ * Reads the event's subscription fresh, and the customer's others (decision 0013). Repeated trials are
+ * cancelled here, before anything is recorded: if that fails, the event is retried.
  */
-async function liveSiblingOf(processor: Stripe, subscription: Stripe.Subscription) {
-	if (isLiveProcessorStatus(subscription.status)) return null
-	// The default list leaves out canceled subscriptions; a customer holds a handful at most.
-	const { data } = await processor.subscriptions.list({ customer: customerIdOf(subscription), limit: 100 })
-	const live = data.filter((other) => other.id !== subscription.id && isLiveProcessorStatus(other.status))
-	return live.sort((a, b) => b.created - a.created)[0] ?? null
+async function readSubscriptions(processor: Stripe, subscriptionId: string) {
+	// Stamped before reading: what comes back is at least this new, so a slow read that returns
+	// older state never outranks a later reading.
+	const observedAt = new Date()
+	let subscription = await processor.subscriptions.retrieve(subscriptionId)
+	let others = await otherSubscriptionsOf(processor, subscription)
+	if (!others) return { toShow: subscription, observedAt, wholeCustomer: false }
+	for (const trial of repeatedTrials([subscription, ...others])) {
+		const ended = await processor.subscriptions.cancel(trial.id)
+		console.warn(`billing: cancelled ${trial.id}, a second trial for a customer who keeps another subscription`)
+		if (trial.id === subscription.id) subscription = ended
+		else others = others.map((other) => (other.id === ended.id ? ended : other))
+	}
+	const paidFor = keptSubscriptions([subscription, ...others])
+	if (paidFor.length > 1) {
+		console.warn(
+			`billing: customer ${customerIdOf(subscription)} keeps ${paidFor.length} live subscriptions (${paidFor.map((s) => s.id).join(', ')}); ` +
+				'the status shows the newest: cancel and refund the others in the processor dashboard',
+		)
+	}
+	const toShow = subscriptionToShow(subscription, others)
+	// With nothing live, the one-subscription rule keeps the latest that ended.
+	return { toShow, observedAt, wholeCustomer: isLiveProcessorStatus(toShow.status) }
 }
 
 /**
@@ -67,21 +85,13 @@ export async function handleBillingWebhook(rawBody: string, signature: string | 
 		}
 		const target = subscriptionOf(event)
 		// Stripe retries non-2xx for days: record kinds we ignore and answer 200.
-		const subscription = target ? await processor.subscriptions.retrieve(target.subscriptionId) : null
-		const sibling = subscription ? await liveSiblingOf(processor, subscription) : null
-		const observedAt = new Date()
+		const read = target ? await readSubscriptions(processor, target.subscriptionId) : null
 
 		const outcome = await db().$transaction(async (tx) => {
 			await tx.webhookEvent.create({ data: { id: event.id, type: event.type } })
-			if (!subscription) return 'ignored' as const
-			const stored = await storeSubscription(subscription, { observedAt, hintUserId: target?.userId, tx })
-			if (stored === 'repeated-trial') {
-				// Inside the transaction: if ending it fails, the event is not recorded and the retry tries again.
-				await processor.subscriptions.cancel(subscription.id)
-				console.warn(`billing: ended ${subscription.id}, a second trial for a customer with a live subscription`)
-			}
-			if (sibling) await storeSubscription(sibling, { observedAt, hintUserId: target?.userId, tx })
-			return stored
+			if (!read) return 'ignored' as const
+			const { toShow, observedAt, wholeCustomer } = read
+			return storeSubscription(toShow, { observedAt, hintUserId: target?.userId, wholeCustomer, tx })
 		})
 		if (outcome === 'unknown-user') {
 			console.warn(`billing: webhook ${event.id} (${event.type}) names no known user; recorded and ignored`)
