@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream'
 import { createReadableStreamFromReadable, type EntryContext } from '@remix-run/node'
-import { RemixServer } from '@remix-run/react'
+import { isRouteErrorResponse, RemixServer } from '@remix-run/react'
 import { isbot } from 'isbot'
 import { renderToPipeableStream } from 'react-dom/server'
 import { NonceProvider } from './utils/nonce-provider.ts'
@@ -72,6 +72,8 @@ export default function handleRequest(
 }
 
 export function handleError(error: unknown, { request }: { request: Request }) {
-	if (request.signal.aborted) return
+	// A page that does not exist is the visitor's mistake (or a scanner's): the access log line has
+	// it. Logging Remix's 404 with its stack for each would let anyone flood the error log.
+	if (request.signal.aborted || (isRouteErrorResponse(error) && error.status < 500)) return
 	console.error(error)
 }

@@ -37,7 +37,12 @@ export function createStaticFiles(root) {
 
 	return function serveStatic(req, res, extraHeaders) {
 		if (req.method !== 'GET' && req.method !== 'HEAD') return false
-		const pathname = decodeURIComponent((req.url ?? '/').split('?')[0])
+		let pathname
+		try {
+			pathname = decodeURIComponent((req.url ?? '/').split('?')[0])
+		} catch {
+			return false // malformed %-escape (`/%`): no file has that name; the app answers its 404
+		}
 		const file = files.get(pathname)
 		if (!file) return false
 		const headers = Object.fromEntries(extraHeaders)

@@ -2,7 +2,7 @@ import http from 'node:http'
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
-import { within } from '../support/deadline.ts'
+import { until, within } from '../support/deadline.ts'
 
 let app: RunningApp
 let databaseUrl: string
@@ -159,6 +159,23 @@ describe('security headers', () => {
 		const response = await fetch(`${app.url}/no-such-page`)
 		expect(response.status).toBe(404)
 		expect(await response.text()).toContain('Page not found')
+	})
+
+	test('unknown and malformed paths (a broken %-escape) are 404s that log one access line, no stack', async () => {
+		const logged = app.output().length
+		for (const path of ['/no-such-page-either', '/%', '/pricing%zz', '/assets/%E0%A4%A']) {
+			const response = await rawRequest('GET', path)
+			expect(response.status, path).toBe(404)
+			expect(response.body, path).toContain('Page not found')
+		}
+		const api = await rawRequest('GET', '/api/%')
+		expect(api.status).toBe(404)
+		expect(JSON.parse(api.body)).toMatchObject({ code: 'not-found' })
+		// The server logs each request once answered; the child's log reaches us through a pipe.
+		await until(() => app.output().slice(logged).includes('GET /api/% 404'), 5_000, 'the access line of the last request')
+		const log = app.output().slice(logged)
+		expect(log).toContain('GET /no-such-page-either 404')
+		expect(log).not.toMatch(/\n\s+at |request failed|ErrorResponse/)
 	})
 })
 
