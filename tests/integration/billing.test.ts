@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
@@ -388,6 +389,66 @@ describe('POST /api/billing/webhook', () => {
 		expect(kept.status).toBe('trialing')
 		expect(standIns.stripe.requests.some((r) => r.method === 'DELETE' && r.path === `/v1/subscriptions/${kept.id}`)).toBe(false)
 		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing', has_subscription: true })
+	})
+
+	test('a user who sets the first subscription to end while an event about it is being read, then pays the other tab, keeps that trial', async () => {
+		const userId = newClerkUserId()
+		const [first, second] = await Promise.all(
+			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
+		)
+		const a = standIns.stripe.store.completeCheckout(sessionIdOf(first!)).subscription
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', a))).status).toBe(200)
+		const seen = standIns.stripe.requests.length
+		standIns.stripe.setLatency(1_500)
+		const slow = standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', a))
+		try {
+			await until(() => standIns.stripe.requests.slice(seen).some((r) => r.path === `/v1/subscriptions/${a.id}`), 5_000, 'the slow read')
+		} finally {
+			standIns.stripe.setLatency(0)
+		}
+		a.cancel_at_period_end = true // in the portal, while that read is on its way back…
+		const b = standIns.stripe.store.completeCheckout(sessionIdOf(second!)).subscription // …then the other tab is paid
+		b.created = Number(a.created) + 60
+		expect((await slow).status).toBe(200)
+		expect(b.status).toBe('trialing')
+	})
+
+	test('a repeated trial another delivery cancelled first (Stripe then answers 404 to ours) is still a 200', async () => {
+		const userId = newClerkUserId()
+		const urls = await Promise.all(
+			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
+		)
+		const a = standIns.stripe.store.completeCheckout(sessionIdOf(urls[0]!)).subscription
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', a))).status).toBe(200)
+		const b = standIns.stripe.store.completeCheckout(sessionIdOf(urls[1]!)).subscription
+		b.created = Number(a.created) + 60
+		const seen = standIns.stripe.requests.length
+		standIns.stripe.setLatency(1_500)
+		const slow = standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', b))
+		try {
+			await until(() => standIns.stripe.requests.slice(seen).some((r) => r.path === '/v1/subscriptions'), 5_000, 'the slow list')
+		} finally {
+			standIns.stripe.setLatency(0)
+		}
+		standIns.stripe.setSubscriptionStatus(String(b.id), 'canceled') // the other delivery's cancel lands first
+		expect((await slow).status).toBe(200)
+		expect(standIns.stripe.requests.slice(seen).filter((r) => r.method === 'DELETE')).toHaveLength(1)
+		expect(await status(userId)).toMatchObject({ plan: 'solo', status: 'trialing' })
+	})
+
+	test("another product's customer on the same processor account: its trials are never cancelled", async () => {
+		const stranger = standIns.stripe.createCustomer()
+		const kept = standIns.stripe.createSubscription({ customer: String(stranger.id), plan: 'team', status: 'active' })
+		const trial = standIns.stripe.createSubscription({
+			customer: String(stranger.id),
+			plan: 'solo',
+			status: 'trialing',
+			userId: randomUUID(),
+		})
+		trial.created = Number(kept.created) + 60
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', trial))).status).toBe(200)
+		expect(trial.status).toBe('trialing')
+		expect(standIns.stripe.requests.some((r) => r.method === 'DELETE' && r.path === `/v1/subscriptions/${trial.id}`)).toBe(false)
 	})
 
 	test('a processor API without the subscription list: events still take effect, decided from the one subscription', async () => {

@@ -11,10 +11,12 @@ export async function settleCheckoutReturn(user: AppUser, sessionId: string): Pr
 	const processor = stripe()
 	if (!processor || !/^cs_[A-Za-z0-9_]+$/.test(sessionId)) return false
 	try {
+		// Stamped before reading, as the webhook does (decision 0013): a slow read never outranks a later one.
+		const observedAt = new Date()
 		const session = await processor.checkout.sessions.retrieve(sessionId, { expand: ['subscription'] })
 		// Only the user who started this checkout may settle it.
 		if (session.client_reference_id !== user.id || !session.subscription || typeof session.subscription === 'string') return false
-		await storeSubscription(session.subscription, { observedAt: new Date(), hintUserId: user.id })
+		await storeSubscription(session.subscription, { observedAt, hintUserId: user.id })
 		return true
 	} catch (error) {
 		console.error(`billing: settling checkout ${sessionId} failed (the webhook will): ${(error as Error).message}`)

@@ -1,4 +1,5 @@
 import type Stripe from 'stripe'
+import { parseLookupKey } from './plans.ts'
 import { isLiveProcessorStatus } from './subscription-state.ts'
 import { customerIdOf } from './subscription-store.server.ts'
 
@@ -13,15 +14,18 @@ function isTransient(error: unknown) {
 }
 
 /**
- * The customer's other subscriptions that have not been cancelled, or null when the list cannot be
- * read as one (a 4xx, or a body without `data`): the caller then decides from the one subscription it
- * read. A connection failure, 429 or 5xx throws, so the webhook answers 500 and is retried.
+ * All of the customer's subscriptions in one reading, the event's own first (the listed copy, which
+ * is newer than the one read before), or null when the list cannot be read as one (a 4xx, or a body
+ * without `data`): the caller then decides from the one subscription it read. A connection failure,
+ * 429 or 5xx throws, so the webhook answers 500 and is retried.
  */
-export async function otherSubscriptionsOf(processor: Stripe, subscription: Stripe.Subscription): Promise<Stripe.Subscription[] | null> {
+export async function customerSnapshot(processor: Stripe, subscription: Stripe.Subscription): Promise<Stripe.Subscription[] | null> {
+	let listed: Stripe.Subscription[]
 	try {
-		// Stripe's default list leaves out cancelled subscriptions; a customer holds a handful at most.
-		const page = await processor.subscriptions.list({ customer: customerIdOf(subscription), limit: 100 })
-		return Array.isArray(page?.data) ? page.data.filter((other) => other.id !== subscription.id) : null
+		// `all` includes cancelled ones, so the event's subscription is in the same reading as the rest.
+		const page = await processor.subscriptions.list({ customer: customerIdOf(subscription), status: 'all', limit: 100 })
+		if (!Array.isArray(page?.data)) throw new Error('the answer has no data')
+		listed = page.data
 	} catch (error) {
 		if (isTransient(error)) throw error
 		console.warn(
@@ -29,6 +33,8 @@ export async function otherSubscriptionsOf(processor: Stripe, subscription: Stri
 		)
 		return null
 	}
+	const own = listed.find((candidate) => candidate.id === subscription.id) ?? subscription
+	return [own, ...listed.filter((candidate) => candidate.id !== subscription.id)]
 }
 
 /** Live, and not set to end: a subscription the customer means to keep. */
@@ -36,20 +42,34 @@ function isKept(subscription: Stripe.Subscription) {
 	return isLiveProcessorStatus(subscription.status) && !subscription.cancel_at_period_end
 }
 
+const earlier = (a: Stripe.Subscription, b: Stripe.Subscription) => a.created < b.created || (a.created === b.created && a.id < b.id)
+
 /**
- * Trials started by our checkout (they set metadata.userId) while the customer already kept an earlier
- * subscription: they came from a second checkout left open, and the contract allows no repeated
- * trial. Decided from the whole list alone (by creation, then id), so deliveries handled in any order,
- * or at once, pick the same ones, and whichever runs first cancels them.
+ * Trials our checkout started for this user (metadata.userId is theirs, the price one of our plans)
+ * while they already kept an earlier subscription: they came from a second checkout left open, and the
+ * contract allows no repeated trial. Decided from the whole list alone (by creation, then id), so
+ * deliveries handled in any order, or at once, pick the same ones. Another product's subscriptions on
+ * the same processor account are never touched.
  */
-export function repeatedTrials(subscriptions: Stripe.Subscription[]) {
-	const earlier = (a: Stripe.Subscription, b: Stripe.Subscription) => a.created < b.created || (a.created === b.created && a.id < b.id)
+export function repeatedTrials(subscriptions: Stripe.Subscription[], userId: string | null) {
+	if (!userId) return []
 	return subscriptions.filter(
 		(trial) =>
 			trial.status === 'trialing' &&
-			Boolean(trial.metadata?.userId) &&
+			trial.metadata?.userId === userId &&
+			parseLookupKey(trial.items.data[0]?.price?.lookup_key) !== null &&
 			subscriptions.some((other) => other !== trial && isKept(other) && earlier(other, trial)),
 	)
+}
+
+/** Ends a repeated trial. Two deliveries may both try: Stripe answers 404 to the second. */
+export async function cancelTrial(processor: Stripe, subscriptionId: string) {
+	try {
+		return await processor.subscriptions.cancel(subscriptionId)
+	} catch (error) {
+		if ((error as { code?: string }).code !== 'resource_missing') throw error
+		return processor.subscriptions.retrieve(subscriptionId)
+	}
 }
 
 /** Subscriptions the customer keeps and pays for. */
@@ -57,8 +77,9 @@ export function keptSubscriptions(subscriptions: Stripe.Subscription[]) {
 	return subscriptions.filter(isKept)
 }
 
-/** The subscription to show: the newest live one, else the one this event is about. */
-export function subscriptionToShow(subscription: Stripe.Subscription, others: Stripe.Subscription[]) {
-	const live = [subscription, ...others].filter((candidate) => isLiveProcessorStatus(candidate.status))
-	return live.sort((a, b) => b.created - a.created)[0] ?? subscription
+/** The one to show: a kept subscription over one set to end, then the newest; the first if none is live. */
+export function subscriptionToShow(subscriptions: Stripe.Subscription[]) {
+	const live = subscriptions.filter((candidate) => isLiveProcessorStatus(candidate.status))
+	const rank = (a: Stripe.Subscription, b: Stripe.Subscription) => Number(isKept(b)) - Number(isKept(a)) || (earlier(a, b) ? 1 : -1)
+	return live.sort(rank)[0] ?? subscriptions[0]!
 }

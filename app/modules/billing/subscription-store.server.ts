@@ -30,6 +30,12 @@ async function findUserId(tx: Tx, subscription: Stripe.Subscription, hintUserId?
 	return byCustomer?.id ?? null
 }
 
+/** Our user holding this processor customer, if any. */
+export async function userIdForCustomer(customerId: string) {
+	const user = await db().user.findUnique({ where: { stripeCustomerId: customerId }, select: { id: true } })
+	return user?.id ?? null
+}
+
 /**
  * Stores the processor's subscription as the user's current one. Order is not trusted: `observedAt`
  * is when we read this state from the processor, and a write lands only if it is newer than what is

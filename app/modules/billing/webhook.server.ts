@@ -3,9 +3,9 @@ import { Prisma } from '#app/generated/prisma/client.ts'
 import { db } from '#app/utils/db.server.ts'
 import { env } from '#app/utils/env.server.ts'
 import { stripe } from '#app/utils/stripe.server.ts'
-import { keptSubscriptions, repeatedTrials, otherSubscriptionsOf, subscriptionToShow } from './customer-subscriptions.server.ts'
+import { cancelTrial, customerSnapshot, keptSubscriptions, repeatedTrials, subscriptionToShow } from './customer-subscriptions.server.ts'
 import { isLiveProcessorStatus } from './subscription-state.ts'
-import { customerIdOf, storeSubscription, type StoreOutcome } from './subscription-store.server.ts'
+import { customerIdOf, storeSubscription, userIdForCustomer, type StoreOutcome } from './subscription-store.server.ts'
 
 export type WebhookResult =
 	| { status: 'ok'; outcome: StoreOutcome | 'duplicate' | 'ignored' }
@@ -41,23 +41,23 @@ async function readSubscriptions(processor: Stripe, subscriptionId: string) {
 	// Stamped before reading: what comes back is at least this new, so a slow read that returns
 	// older state never outranks a later reading.
 	const observedAt = new Date()
-	let subscription = await processor.subscriptions.retrieve(subscriptionId)
-	let others = await otherSubscriptionsOf(processor, subscription)
-	if (!others) return { toShow: subscription, observedAt, wholeCustomer: false }
-	for (const trial of repeatedTrials([subscription, ...others])) {
-		const ended = await processor.subscriptions.cancel(trial.id)
-		console.warn(`billing: cancelled ${trial.id}, a second trial for a customer who keeps another subscription`)
-		if (trial.id === subscription.id) subscription = ended
-		else others = others.map((other) => (other.id === ended.id ? ended : other))
+	const subscription = await processor.subscriptions.retrieve(subscriptionId)
+	let all = await customerSnapshot(processor, subscription)
+	if (!all) return { toShow: subscription, observedAt, wholeCustomer: false }
+	const userId = await userIdForCustomer(customerIdOf(subscription))
+	for (const trial of repeatedTrials(all, userId)) {
+		const ended = await cancelTrial(processor, trial.id)
+		console.warn(`billing: cancelled ${trial.id}, a second trial for user ${userId} who keeps another subscription`)
+		all = all.map((candidate) => (candidate.id === ended.id ? ended : candidate))
 	}
-	const paidFor = keptSubscriptions([subscription, ...others])
+	const paidFor = keptSubscriptions(all)
 	if (paidFor.length > 1) {
 		console.warn(
 			`billing: customer ${customerIdOf(subscription)} keeps ${paidFor.length} live subscriptions (${paidFor.map((s) => s.id).join(', ')}); ` +
 				'the status shows the newest: cancel and refund the others in the processor dashboard',
 		)
 	}
-	const toShow = subscriptionToShow(subscription, others)
+	const toShow = subscriptionToShow(all)
 	// With nothing live, the one-subscription rule keeps the latest that ended.
 	return { toShow, observedAt, wholeCustomer: isLiveProcessorStatus(toShow.status) }
 }

@@ -126,7 +126,8 @@ function updateSubscription(ctx: ApiContext, id: string): ApiResult {
 
 function cancelSubscription(ctx: ApiContext, id: string): ApiResult {
 	const sub = ctx.store.get(id, 'subscription')
-	if (!sub) return missing('subscription', id)
+	// Stripe answers a second cancel as if the subscription did not exist.
+	if (!sub || sub.status === 'canceled') return missing('subscription', id)
 	return ok(ctx.store.setSubscriptionStatus(id, 'canceled' satisfies SubscriptionStatus))
 }
 
