@@ -436,6 +436,50 @@ describe('POST /api/billing/webhook', () => {
 		expect(await status(userId)).toMatchObject({ plan: 'solo', status: 'trialing' })
 	})
 
+	test('the user sets the subscription they keep to end just before a repeated trial is cancelled: that trial stays', async () => {
+		const userId = newClerkUserId()
+		const urls = await Promise.all(
+			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
+		)
+		const a = standIns.stripe.store.completeCheckout(sessionIdOf(urls[0]!)).subscription
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', a))).status).toBe(200)
+		const b = standIns.stripe.store.completeCheckout(sessionIdOf(urls[1]!)).subscription
+		b.created = Number(a.created) + 60
+		const seen = standIns.stripe.requests.length
+		standIns.stripe.setLatency(1_500)
+		const slow = standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', b))
+		try {
+			await until(() => standIns.stripe.requests.slice(seen).some((r) => r.path === '/v1/subscriptions'), 5_000, 'the slow list')
+		} finally {
+			standIns.stripe.setLatency(0)
+		}
+		a.cancel_at_period_end = true // in the portal, while the list (A kept) is on its way back
+		expect((await slow).status).toBe(200)
+		expect(b.status).toBe('trialing')
+		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing' })
+	})
+
+	test('both subscriptions cancelled while a slow reading still saw one live: the account ends up not subscribed', async () => {
+		const { userId, older, newer } = await userPayingTwice()
+		newer.cancel_at_period_end = true // set to end in the portal; this event is read slowly (older still kept)
+		const seen = standIns.stripe.requests.length
+		standIns.stripe.setLatency(1_500)
+		const slow = standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', newer))
+		try {
+			await until(() => standIns.stripe.requests.slice(seen).some((r) => r.path === '/v1/subscriptions'), 5_000, 'the slow list')
+		} finally {
+			standIns.stripe.setLatency(0)
+		}
+		// Then both are cancelled outright; the older's event is handled while the slow one is in flight.
+		standIns.stripe.setSubscriptionStatus(String(older.id), 'canceled')
+		standIns.stripe.setSubscriptionStatus(String(newer.id), 'canceled')
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', older))).status).toBe(200)
+		expect((await slow).status).toBe(200)
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', newer))).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ status: 'canceled', has_subscription: false, plan: 'free' })
+		expect((await checkout(userId, { plan: 'solo' })).status).toBe(200)
+	})
+
 	test("another product's customer on the same processor account: its trials are never cancelled", async () => {
 		const stranger = standIns.stripe.createCustomer()
 		const kept = standIns.stripe.createSubscription({ customer: String(stranger.id), plan: 'team', status: 'active' })

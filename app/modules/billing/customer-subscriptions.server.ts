@@ -63,7 +63,7 @@ export function repeatedTrials(subscriptions: Stripe.Subscription[], userId: str
 }
 
 /** Ends a repeated trial. Two deliveries may both try: Stripe answers 404 to the second. */
-export async function cancelTrial(processor: Stripe, subscriptionId: string) {
+async function cancelTrial(processor: Stripe, subscriptionId: string) {
 	try {
 		return await processor.subscriptions.cancel(subscriptionId)
 	} catch (error) {
@@ -72,14 +72,37 @@ export async function cancelTrial(processor: Stripe, subscriptionId: string) {
 	}
 }
 
+const withCopies = (subscriptions: Stripe.Subscription[], copies: Stripe.Subscription[]) =>
+	subscriptions.map((candidate) => copies.find((copy) => copy.id === candidate.id) ?? candidate)
+
+/**
+ * Cancels the repeated trials among `subscriptions` and returns the list as it then stands. The user
+ * may have set the subscription they keep to end since the list was read: its fresh copy decides, just
+ * before cancelling (Stripe has no conditional cancel, so one round trip of that window remains).
+ */
+export async function endRepeatedTrials(processor: Stripe, subscriptions: Stripe.Subscription[], userId: string | null) {
+	let current = subscriptions
+	for (const trial of repeatedTrials(subscriptions, userId)) {
+		const reasons = current.filter((other) => other.id !== trial.id && isKept(other) && earlier(other, trial))
+		const fresh = await Promise.all(reasons.map((reason) => processor.subscriptions.retrieve(reason.id)))
+		current = withCopies(current, fresh)
+		if (!fresh.some(isKept)) continue
+		current = withCopies(current, [await cancelTrial(processor, trial.id)])
+		console.warn(`billing: cancelled ${trial.id}, a second trial for user ${userId} who keeps ${fresh.find(isKept)!.id}`)
+	}
+	return current
+}
+
 /** Subscriptions the customer keeps and pays for. */
 export function keptSubscriptions(subscriptions: Stripe.Subscription[]) {
 	return subscriptions.filter(isKept)
 }
 
-/** The one to show: a kept subscription over one set to end, then the newest; the first if none is live. */
+/**
+ * The one to show: live before ended, kept before set to end, then the newest (by creation, then id,
+ * so the choice does not flip between events). With nothing live, the newest of those that ended.
+ */
 export function subscriptionToShow(subscriptions: Stripe.Subscription[]) {
-	const live = subscriptions.filter((candidate) => isLiveProcessorStatus(candidate.status))
-	const rank = (a: Stripe.Subscription, b: Stripe.Subscription) => Number(isKept(b)) - Number(isKept(a)) || (earlier(a, b) ? 1 : -1)
-	return live.sort(rank)[0] ?? subscriptions[0]!
+	const score = (candidate: Stripe.Subscription) => Number(isLiveProcessorStatus(candidate.status)) * 2 + Number(isKept(candidate))
+	return [...subscriptions].sort((a, b) => score(b) - score(a) || (earlier(a, b) ? 1 : -1))[0]!
 }

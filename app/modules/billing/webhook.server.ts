@@ -3,8 +3,7 @@ import { Prisma } from '#app/generated/prisma/client.ts'
 import { db } from '#app/utils/db.server.ts'
 import { env } from '#app/utils/env.server.ts'
 import { stripe } from '#app/utils/stripe.server.ts'
-import { cancelTrial, customerSnapshot, keptSubscriptions, repeatedTrials, subscriptionToShow } from './customer-subscriptions.server.ts'
-import { isLiveProcessorStatus } from './subscription-state.ts'
+import { customerSnapshot, endRepeatedTrials, keptSubscriptions, subscriptionToShow } from './customer-subscriptions.server.ts'
 import { customerIdOf, storeSubscription, userIdForCustomer, type StoreOutcome } from './subscription-store.server.ts'
 
 export type WebhookResult =
@@ -42,14 +41,9 @@ async function readSubscriptions(processor: Stripe, subscriptionId: string) {
 	// older state never outranks a later reading.
 	const observedAt = new Date()
 	const subscription = await processor.subscriptions.retrieve(subscriptionId)
-	let all = await customerSnapshot(processor, subscription)
-	if (!all) return { toShow: subscription, observedAt, wholeCustomer: false }
-	const userId = await userIdForCustomer(customerIdOf(subscription))
-	for (const trial of repeatedTrials(all, userId)) {
-		const ended = await cancelTrial(processor, trial.id)
-		console.warn(`billing: cancelled ${trial.id}, a second trial for user ${userId} who keeps another subscription`)
-		all = all.map((candidate) => (candidate.id === ended.id ? ended : candidate))
-	}
+	const snapshot = await customerSnapshot(processor, subscription)
+	if (!snapshot) return { toShow: subscription, observedAt, wholeCustomer: false }
+	const all = await endRepeatedTrials(processor, snapshot, await userIdForCustomer(customerIdOf(subscription)))
 	const paidFor = keptSubscriptions(all)
 	if (paidFor.length > 1) {
 		console.warn(
@@ -57,9 +51,8 @@ async function readSubscriptions(processor: Stripe, subscriptionId: string) {
 				'the status shows the newest: cancel and refund the others in the processor dashboard',
 		)
 	}
-	const toShow = subscriptionToShow(all)
-	// With nothing live, the one-subscription rule keeps the latest that ended.
-	return { toShow, observedAt, wholeCustomer: isLiveProcessorStatus(toShow.status) }
+	// A reading of the whole customer, live or not: the newest such reading decides what is shown.
+	return { toShow: subscriptionToShow(all), observedAt, wholeCustomer: true }
 }
 
 /**
