@@ -42,6 +42,36 @@ async function subscribedUser(plan = 'team', interval = 'month') {
 	return { userId, customer: String(params.customer), state: await status(userId) }
 }
 
+/**
+ * Delivers the event while the fake processor answers late, and resolves once the app's call to
+ * `path` has arrived there (its answer is then fixed: the state at arrival). Awaiting the returned
+ * `delivery` gives the app's answer.
+ */
+async function deliverSlowly(type: Parameters<StandIns['stripe']['makeEvent']>[0], subscription: Record<string, unknown>, path: string) {
+	const seen = standIns.stripe.requests.length
+	standIns.stripe.setLatency(1_500)
+	const delivery = standIns.stripe.deliver(standIns.stripe.makeEvent(type, subscription as never))
+	try {
+		await until(() => standIns.stripe.requests.slice(seen).some((r) => r.path === path), 5_000, `the slow call to ${path}`)
+	} finally {
+		standIns.stripe.setLatency(0)
+	}
+	return { delivery, seen }
+}
+
+/** Two checkouts opened together (both with the trial); the first paid and delivered, the second paid a minute later, not yet delivered. */
+async function twoTrialsSecondPending() {
+	const userId = newClerkUserId()
+	const urls = await Promise.all(
+		(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
+	)
+	const a = standIns.stripe.store.completeCheckout(sessionIdOf(urls[0]!)).subscription
+	expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', a))).status).toBe(200)
+	const b = standIns.stripe.store.completeCheckout(sessionIdOf(urls[1]!)).subscription
+	b.created = Number(a.created) + 60
+	return { userId, a, b }
+}
+
 /** A team trial, then a studio subscription a minute newer, both live and delivered. */
 async function userPayingTwice() {
 	const { userId, customer } = await subscribedUser('team')
@@ -352,18 +382,7 @@ describe('POST /api/billing/webhook', () => {
 		const { userId, newer } = await userPayingTwice()
 
 		// This delivery reads the newer subscription while it is still active, and is answered late.
-		const seen = standIns.stripe.requests.length
-		standIns.stripe.setLatency(1_500)
-		const slow = standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', newer))
-		try {
-			await until(
-				() => standIns.stripe.requests.slice(seen).some((r) => r.path === `/v1/subscriptions/${newer.id}`),
-				5_000,
-				'the slow read to arrive',
-			)
-		} finally {
-			standIns.stripe.setLatency(0)
-		}
+		const slow = (await deliverSlowly('customer.subscription.updated', newer, `/v1/subscriptions/${newer.id}`)).delivery
 		const canceled = standIns.stripe.setSubscriptionStatus(String(newer.id), 'canceled')
 		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))).status).toBe(200)
 		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing' })
@@ -398,14 +417,7 @@ describe('POST /api/billing/webhook', () => {
 		)
 		const a = standIns.stripe.store.completeCheckout(sessionIdOf(first!)).subscription
 		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', a))).status).toBe(200)
-		const seen = standIns.stripe.requests.length
-		standIns.stripe.setLatency(1_500)
-		const slow = standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', a))
-		try {
-			await until(() => standIns.stripe.requests.slice(seen).some((r) => r.path === `/v1/subscriptions/${a.id}`), 5_000, 'the slow read')
-		} finally {
-			standIns.stripe.setLatency(0)
-		}
+		const slow = (await deliverSlowly('customer.subscription.updated', a, `/v1/subscriptions/${a.id}`)).delivery
 		a.cancel_at_period_end = true // in the portal, while that read is on its way back…
 		const b = standIns.stripe.store.completeCheckout(sessionIdOf(second!)).subscription // …then the other tab is paid
 		b.created = Number(a.created) + 60
@@ -414,22 +426,8 @@ describe('POST /api/billing/webhook', () => {
 	})
 
 	test('a repeated trial another delivery cancelled first (Stripe then answers 404 to ours) is still a 200', async () => {
-		const userId = newClerkUserId()
-		const urls = await Promise.all(
-			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
-		)
-		const a = standIns.stripe.store.completeCheckout(sessionIdOf(urls[0]!)).subscription
-		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', a))).status).toBe(200)
-		const b = standIns.stripe.store.completeCheckout(sessionIdOf(urls[1]!)).subscription
-		b.created = Number(a.created) + 60
-		const seen = standIns.stripe.requests.length
-		standIns.stripe.setLatency(1_500)
-		const slow = standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', b))
-		try {
-			await until(() => standIns.stripe.requests.slice(seen).some((r) => r.path === '/v1/subscriptions'), 5_000, 'the slow list')
-		} finally {
-			standIns.stripe.setLatency(0)
-		}
+		const { userId, b } = await twoTrialsSecondPending()
+		const { delivery: slow, seen } = await deliverSlowly('customer.subscription.created', b, '/v1/subscriptions')
 		standIns.stripe.setSubscriptionStatus(String(b.id), 'canceled') // the other delivery's cancel lands first
 		expect((await slow).status).toBe(200)
 		expect(standIns.stripe.requests.slice(seen).filter((r) => r.method === 'DELETE')).toHaveLength(1)
@@ -437,22 +435,8 @@ describe('POST /api/billing/webhook', () => {
 	})
 
 	test('the user sets the subscription they keep to end just before a repeated trial is cancelled: that trial stays', async () => {
-		const userId = newClerkUserId()
-		const urls = await Promise.all(
-			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
-		)
-		const a = standIns.stripe.store.completeCheckout(sessionIdOf(urls[0]!)).subscription
-		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', a))).status).toBe(200)
-		const b = standIns.stripe.store.completeCheckout(sessionIdOf(urls[1]!)).subscription
-		b.created = Number(a.created) + 60
-		const seen = standIns.stripe.requests.length
-		standIns.stripe.setLatency(1_500)
-		const slow = standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', b))
-		try {
-			await until(() => standIns.stripe.requests.slice(seen).some((r) => r.path === '/v1/subscriptions'), 5_000, 'the slow list')
-		} finally {
-			standIns.stripe.setLatency(0)
-		}
+		const { userId, a, b } = await twoTrialsSecondPending()
+		const { delivery: slow } = await deliverSlowly('customer.subscription.created', b, '/v1/subscriptions')
 		a.cancel_at_period_end = true // in the portal, while the list (A kept) is on its way back
 		expect((await slow).status).toBe(200)
 		expect(b.status).toBe('trialing')
@@ -462,14 +446,7 @@ describe('POST /api/billing/webhook', () => {
 	test('both subscriptions cancelled while a slow reading still saw one live: the account ends up not subscribed', async () => {
 		const { userId, older, newer } = await userPayingTwice()
 		newer.cancel_at_period_end = true // set to end in the portal; this event is read slowly (older still kept)
-		const seen = standIns.stripe.requests.length
-		standIns.stripe.setLatency(1_500)
-		const slow = standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', newer))
-		try {
-			await until(() => standIns.stripe.requests.slice(seen).some((r) => r.path === '/v1/subscriptions'), 5_000, 'the slow list')
-		} finally {
-			standIns.stripe.setLatency(0)
-		}
+		const slow = (await deliverSlowly('customer.subscription.updated', newer, '/v1/subscriptions')).delivery
 		// Then both are cancelled outright; the older's event is handled while the slow one is in flight.
 		standIns.stripe.setSubscriptionStatus(String(older.id), 'canceled')
 		standIns.stripe.setSubscriptionStatus(String(newer.id), 'canceled')
