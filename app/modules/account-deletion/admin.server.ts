@@ -1,5 +1,5 @@
 import { db } from '#app/utils/db.server.ts'
-import { hasSubscription, mapProcessorStatus, subscriptionState, type SubscriptionState } from '#app/modules/billing/subscription-state.ts'
+import { isLiveProcessorStatus, subscriptionState, type SubscriptionState } from '#app/modules/billing/subscription-state.ts'
 
 // The administrator's side of deletion requests, shared by /admin/deletion-requests and
 // `npm run admin`. Every state change is kept as a DeletionRequestEvent (who, what, when).
@@ -52,7 +52,7 @@ export async function markDeletionRequestProcessed(requestId: string, adminId: s
 		if (!request) return { status: 'error', code: 'not-found' } as const
 		if (request.status !== 'pending') return { status: 'error', code: 'already-processed' } as const
 		const processorStatus = request.user.subscription?.processorStatus
-		if (processorStatus && hasSubscription(mapProcessorStatus(processorStatus))) {
+		if (processorStatus && isLiveProcessorStatus(processorStatus)) {
 			await tx.deletionRequestEvent.create({ data: { requestId, action: 'process-refused-subscribed', actor: adminId } })
 			return { status: 'error', code: 'still-subscribed' } as const
 		}

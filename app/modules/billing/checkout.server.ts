@@ -6,7 +6,7 @@ import type { CheckoutRequest } from '#app/utils/validation/billing.ts'
 import { ensureCustomer } from './customer.server.ts'
 import { PLAN_TABLE } from './plans.ts'
 import { priceIdFor } from './prices.server.ts'
-import { hasSubscription, mapProcessorStatus } from './subscription-state.ts'
+import { isLiveProcessorStatus } from './subscription-state.ts'
 
 export type CheckoutResult =
 	| { status: 'ok'; url: string }
@@ -28,7 +28,7 @@ export async function startCheckout(user: AppUser, { plan, interval }: CheckoutR
 	// Read with the user row (users.server.ts). Plan changes go through the customer portal, never
 	// through a second subscription.
 	const current = user.subscriptionStatus
-	if (current !== null && hasSubscription(mapProcessorStatus(current))) {
+	if (current !== null && isLiveProcessorStatus(current)) {
 		return { status: 'error', code: 'already-subscribed' }
 	}
 	const trialDays = trialEligible(user.trialUsed, current !== null) ? PLAN_TABLE[plan].trialDays : 0

@@ -44,6 +44,10 @@ function isKept(subscription: Stripe.Subscription) {
 
 const earlier = (a: Stripe.Subscription, b: Stripe.Subscription) => a.created < b.created || (a.created === b.created && a.id < b.id)
 
+/** The subscriptions kept from before `trial`: what makes it a repeated one. */
+const keptBefore = (trial: Stripe.Subscription, subscriptions: Stripe.Subscription[]) =>
+	subscriptions.filter((other) => other.id !== trial.id && isKept(other) && earlier(other, trial))
+
 /**
  * Trials our checkout started for this user (metadata.userId is theirs, the price one of our plans)
  * while they already kept an earlier subscription: they came from a second checkout left open, and the
@@ -58,7 +62,7 @@ export function repeatedTrials(subscriptions: Stripe.Subscription[], userId: str
 			trial.status === 'trialing' &&
 			trial.metadata?.userId === userId &&
 			parseLookupKey(trial.items.data[0]?.price?.lookup_key) !== null &&
-			subscriptions.some((other) => other !== trial && isKept(other) && earlier(other, trial)),
+			keptBefore(trial, subscriptions).length > 0,
 	)
 }
 
@@ -83,7 +87,7 @@ const withCopies = (subscriptions: Stripe.Subscription[], copies: Stripe.Subscri
 export async function endRepeatedTrials(processor: Stripe, subscriptions: Stripe.Subscription[], userId: string | null) {
 	let current = subscriptions
 	for (const trial of repeatedTrials(subscriptions, userId)) {
-		const reasons = current.filter((other) => other.id !== trial.id && isKept(other) && earlier(other, trial))
+		const reasons = keptBefore(trial, current)
 		const fresh = await Promise.all(reasons.map((reason) => processor.subscriptions.retrieve(reason.id)))
 		current = withCopies(current, fresh)
 		if (!fresh.some(isKept)) continue
