@@ -2,7 +2,7 @@ import crypto from 'node:crypto'
 import http from 'node:http'
 import { createRequestHandler } from '@remix-run/node'
 import { createApiDispatch } from './api-dispatch.js'
-import { sendFetchResponse, toFetchRequest } from './node-fetch-bridge.js'
+import { MalformedRequestError, sendFetchResponse, toFetchRequest } from './node-fetch-bridge.js'
 import { createRequestLog } from './request-log.js'
 
 // Methods that reach the routes (as a Fetch Request, through our dispatch or Remix).
@@ -18,6 +18,8 @@ function discardUnreadBody(req) {
 	req.removeAllListeners('data')
 	req.resume()
 }
+
+const malformedBody = (message) => JSON.stringify({ error: message, code: 'bad-body', detail: message, issues: [] })
 
 let healthHeaders
 let healthAnswer = { body: '', headers: {} }
@@ -118,6 +120,17 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				res.destroy()
 				return
 			}
+			if (error instanceof MalformedRequestError) {
+				// As node:http answers the requests it rejects itself (clientError below): no stack, no retry.
+				const body = malformedBody('The request is malformed.')
+				res.writeHead(400, {
+					'content-type': 'application/json; charset=utf-8',
+					'content-length': Buffer.byteLength(body),
+					connection: 'close',
+				})
+				res.end(body)
+				return
+			}
 			console.error('server: request failed:', error)
 			const isApi = remixBuild ? remixBuild.entry.module.isApiPath(pathname) : pathname.startsWith('/api/')
 			res.writeHead(500, { 'content-type': isApi ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8' })
@@ -134,7 +147,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 		if (!socket.writable || error.code === 'ECONNRESET') return socket.destroy()
 		const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
 		const message = tooLarge ? 'The request headers are too large.' : 'The request is malformed.'
-		const body = JSON.stringify({ error: message, code: 'bad-body', detail: message, issues: [] })
+		const body = malformedBody(message)
 		socket.end(
 			// 400 for both: the contract gives bad-body one status (a 431 would be a second meaning of the code).
 			'HTTP/1.1 400 Bad Request\r\n' +

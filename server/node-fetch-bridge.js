@@ -3,12 +3,21 @@ import { Readable } from 'node:stream'
 // Converts between node:http and the Fetch API objects Remix speaks. Small on purpose: Remix's own
 // adapters do more than we need, per request (docs/decisions/0004-own-http-server.md).
 
+/** A request node:http accepted but a Fetch Request cannot hold: the client's fault, answered 400. */
+export class MalformedRequestError extends Error {}
+
 export function toFetchRequest(req, signal) {
 	const headers = new Headers()
 	const raw = req.rawHeaders
 	for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1])
 	const host = req.headers.host ?? 'localhost'
-	const url = new URL(req.url ?? '/', `http://${host}`)
+	let url
+	try {
+		url = new URL(req.url ?? '/', `http://${host}`)
+	} catch {
+		// node:http lets through a Host no URL can hold (`Host: a b`).
+		throw new MalformedRequestError('the Host header cannot form a URL')
+	}
 	const init = { method: req.method, headers, signal }
 	if (req.method !== 'GET' && req.method !== 'HEAD') {
 		init.body = Readable.toWeb(req)

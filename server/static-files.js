@@ -1,5 +1,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
+import { pipeline } from 'node:stream'
 
 const TYPES = {
 	'.js': 'text/javascript; charset=utf-8',
@@ -49,9 +50,28 @@ export function createStaticFiles(root) {
 		headers['content-type'] = file.type
 		headers['content-length'] = file.size
 		headers['cache-control'] = file.cacheControl
-		res.writeHead(200, headers)
-		if (req.method === 'HEAD') res.end()
-		else fs.createReadStream(file.full).pipe(res)
+		if (req.method === 'HEAD') {
+			res.writeHead(200, headers)
+			res.end()
+			return true
+		}
+		// The index is built at start-up; a deploy that replaces build/ under a running server can take
+		// a file away. The 200 goes out only once the file is open, and a read error ends that one
+		// response: an unhandled stream error would stop the whole process.
+		const stream = fs.createReadStream(file.full)
+		stream.once('error', (error) => {
+			if (res.headersSent) return
+			console.error(`static: cannot read ${pathname}: ${error.code ?? error.message}`)
+			res.writeHead(error.code === 'ENOENT' ? 404 : 503, {
+				...Object.fromEntries(extraHeaders),
+				'content-type': 'text/plain; charset=utf-8',
+			})
+			res.end(error.code === 'ENOENT' ? 'Not found.' : 'This file cannot be read right now. Please try again.')
+		})
+		stream.once('open', () => {
+			res.writeHead(200, headers)
+			pipeline(stream, res, () => {}) // an error after the 200 (or the client leaving) destroys both
+		})
 		return true
 	}
 }

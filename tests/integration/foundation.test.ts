@@ -53,9 +53,13 @@ describe('every /api/* answer is JSON', () => {
 })
 
 /** A request with any method, including those fetch refuses to send (TRACE, CONNECT). */
-function rawRequest(method: string, path: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function rawRequest(
+	method: string,
+	path: string,
+	headers: http.OutgoingHttpHeaders = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
 	return new Promise((resolve, reject) => {
-		const request = http.request(`${app.url}${path}`, { method, agent: false }, (response) => {
+		const request = http.request(`${app.url}${path}`, { method, headers, agent: false }, (response) => {
 			let body = ''
 			response.setEncoding('utf8')
 			response.on('data', (chunk) => (body += chunk))
@@ -176,6 +180,18 @@ describe('security headers', () => {
 		const log = app.output().slice(logged)
 		expect(log).toContain('GET /no-such-page-either 404')
 		expect(log).not.toMatch(/\n\s+at |request failed|ErrorResponse/)
+	})
+
+	test('a Host header no URL can hold is a 400 bad-body, not a 500 with a stack in the log', async () => {
+		const logged = app.output().length
+		for (const path of ['/api/billing/status', '/pricing']) {
+			const response = await rawRequest('GET', path, { host: 'a b' })
+			expect(response.status, path).toBe(400)
+			expect(response.headers['content-type'], path).toMatch(/^application\/json/)
+			expect(JSON.parse(response.body), path).toMatchObject({ code: 'bad-body' })
+		}
+		await until(() => app.output().slice(logged).includes('GET /pricing 400'), 5_000, 'the access line of the last request')
+		expect(app.output().slice(logged)).not.toMatch(/\n\s+at |request failed/)
 	})
 })
 
