@@ -33,6 +33,28 @@ function smtpTransport(smtpUrl: string): Transporter {
 	})
 }
 
+/**
+ * The 200 that follows says the message is kept: it must be whole and on disk first. Written under a
+ * hidden temporary name, flushed, then renamed, so a crash leaves either no .eml or a complete one.
+ */
+async function writeFileDurably(file: string, data: Buffer) {
+	const temporary = path.join(path.dirname(file), `.${path.basename(file)}.tmp`)
+	const handle = await fs.open(temporary, 'w')
+	try {
+		await handle.writeFile(data)
+		await handle.sync()
+	} finally {
+		await handle.close()
+	}
+	await fs.rename(temporary, file)
+	const folder = await fs.open(path.dirname(file), 'r')
+	try {
+		await folder.sync() // the rename itself
+	} finally {
+		await folder.close()
+	}
+}
+
 export type SendResult = { delivered: 'smtp'; messageId: string } | { delivered: 'outbox'; file: string }
 
 /**
@@ -49,7 +71,7 @@ export async function sendMail(message: Mail.Options): Promise<SendResult> {
 	const info = await nodemailer.createTransport({ streamTransport: true, buffer: true }).sendMail(message)
 	await fs.mkdir(OUTBOX_DIR, { recursive: true })
 	const file = path.join(OUTBOX_DIR, `${new Date().toISOString().replace(/[:.]/g, '-')}-${crypto.randomUUID()}.eml`)
-	await fs.writeFile(file, info.message as Buffer)
+	await writeFileDurably(file, info.message as Buffer)
 	console.log(`mail: SMTP_URL is not set; message written to ${file}`)
 	return { delivered: 'outbox', file }
 }

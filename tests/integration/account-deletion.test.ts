@@ -71,6 +71,18 @@ describe('POST /api/account/delete-request', () => {
 		expect(standIns.clerkApi.requests.slice(asked)).toContainEqual({ method: 'GET', path: `/v1/users/${userId}` })
 	})
 
+	test('after the identity provider failed as often as the per-user limit allows filings, a retry still works', async () => {
+		const userId = userWithEmail('owner@example.com')
+		standIns.clerkApi.setMode('error500')
+		for (let attempt = 0; attempt < 10; attempt++) {
+			expect((await fileRequest(app, userId, { confirmEmail: 'owner@example.com' })).status).toBe(503)
+		}
+		standIns.clerkApi.setMode('ok')
+		const retried = await fileRequest(app, userId, { confirmEmail: 'owner@example.com' })
+		expect(retried.status).toBe(200)
+		expect(await retried.json()).toMatchObject({ saved: true })
+	})
+
 	test.each([
 		[{ confirmEmail: 'owner@example.com', reason: 'x'.repeat(2000) }, 200],
 		[{ confirmEmail: 'owner@example.com', reason: 'x'.repeat(2001) }, 400],

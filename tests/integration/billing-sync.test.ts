@@ -1,7 +1,12 @@
 import { execFile } from 'node:child_process'
 import { afterAll, beforeAll, expect, test } from 'vitest'
+import { startStandIns } from '../mocks/serve-all.ts'
 import { startFakeStripe, type FakeStripe } from '../mocks/stripe.ts'
+import { startApp } from '../support/app-server.ts'
+import { freshDatabaseUrl } from '../support/database.ts'
+import { postJson } from '../support/http.ts'
 import { projectRoot } from '../support/project.ts'
+import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 
 // `npm run billing:sync` against an empty (fake) Stripe account, then again: the second run changes nothing.
 let stripe: FakeStripe
@@ -14,7 +19,7 @@ afterAll(async () => {
 })
 
 /** Runs the script asynchronously: the fake Stripe lives in this process and must keep answering. */
-function sync(): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function sync(target = stripe): Promise<{ status: number | null; stdout: string; stderr: string }> {
 	return new Promise((resolve) => {
 		execFile(
 			process.execPath,
@@ -26,7 +31,7 @@ function sync(): Promise<{ status: number | null; stdout: string; stderr: string
 					HOME: process.env.HOME,
 					NODE_ENV: 'production',
 					STRIPE_SECRET_KEY: 'sk_test_sync',
-					STRIPE_API_URL: stripe.url,
+					STRIPE_API_URL: target.url,
 					APP_URL: 'https://app.callsheet.test',
 				},
 				timeout: 60_000,
@@ -62,6 +67,7 @@ test('creates every product, price and the portal configuration once, then leave
 })
 
 test('an archived price is replaced and takes its lookup key over', async () => {
+	expect((await sync()).status).toBe(0) // the catalogue exists, whichever test ran before
 	const old = stripe.store.all('price').find((p) => p.lookup_key === 'solo_month')!
 	old.active = false
 	const result = await sync()
@@ -71,4 +77,28 @@ test('an archived price is replaced and takes its lookup key over', async () => 
 	expect(current).toHaveLength(1)
 	expect(current[0]).toMatchObject({ active: true, unit_amount: 1900 })
 	expect(current[0]!.id).not.toBe(old.id)
+})
+
+test('before the catalogue is synced, checkout says billing is not enabled (503) and the log says what to run; afterwards it works', async () => {
+	const empty = await startFakeStripe({ seedPrices: false })
+	const standIns = await startStandIns()
+	const app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...standIns.env, STRIPE_API_URL: empty.url })
+	try {
+		const userId = newClerkUserId()
+		const checkout = () =>
+			postJson(`${app.url}/api/billing/checkout`, { plan: 'studio', interval: 'year' }, sessionHeaders(standIns.clerk, userId))
+		const before = await checkout()
+		expect(before.status).toBe(503)
+		expect(await before.json()).toMatchObject({ code: 'processor_not_configured' })
+		expect(app.output()).toContain('run npm run billing:sync')
+
+		expect((await sync(empty)).status).toBe(0)
+		const after = await checkout()
+		expect(after.status).toBe(200)
+		expect(await after.json()).toEqual({ url: expect.stringMatching(/^http/) })
+	} finally {
+		await app.stop()
+		await standIns.close()
+		await empty.close()
+	}
 })

@@ -6,6 +6,7 @@ import { freshDatabaseUrl, readStored, withDatabase } from '../support/database.
 import { until } from '../support/deadline.ts'
 import { postJson } from '../support/http.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
+import { FREE_STATUS } from '../support/status-payloads.ts'
 
 let standIns: StandIns
 let app: RunningApp
@@ -113,14 +114,7 @@ describe('signed-in endpoints without a valid session', () => {
 
 describe('GET /api/billing/status', () => {
 	test("a new user's exact payload", async () => {
-		expect(await status(newClerkUserId())).toEqual({
-			plan: 'free',
-			status: 'none',
-			credits_daily: 20,
-			current_period_end: null,
-			processor_customer_id: null,
-			has_subscription: false,
-		})
+		expect(await status(newClerkUserId())).toEqual(FREE_STATUS)
 	})
 })
 
@@ -242,13 +236,16 @@ describe('POST /api/billing/checkout', () => {
 		expect(attempts[1]!.idempotencyKey).toBe(attempts[0]!.idempotencyKey)
 	})
 
-	test('the processor failing answers 500 server-error, and a retry then works', async () => {
+	test('the processor failing answers 500 server-error, and a retry then works, however many failed before', async () => {
 		const userId = newClerkUserId()
 		standIns.stripe.setMode('error500')
 		try {
-			const response = await checkout(userId, { plan: 'team' })
-			expect(response.status).toBe(500)
-			expect(await response.json()).toMatchObject({ code: 'server-error' })
+			// As many failures as the per-user limit allows checkouts: a failure on our side is not counted.
+			for (let attempt = 0; attempt < 10; attempt++) {
+				const response = await checkout(userId, { plan: 'team' })
+				expect(response.status).toBe(500)
+				expect(await response.json()).toMatchObject({ code: 'server-error' })
+			}
 		} finally {
 			standIns.stripe.setMode('ok')
 		}

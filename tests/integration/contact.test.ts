@@ -1,10 +1,13 @@
 import crypto from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { startSmtpSink, type SmtpSink } from '../mocks/smtp.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
 import { until } from '../support/deadline.ts'
 import { postForm, postJson, uniqueIp } from '../support/http.ts'
+import { projectRoot } from '../support/project.ts'
 
 let sink: SmtpSink
 let app: RunningApp
@@ -328,6 +331,34 @@ describe('BENCH_RAISE_LIMITS (the benchmark lifts the limits, on loopback only)'
 			expect(await burst(benched, uniqueIp())).toEqual(Array(8).fill(200))
 		} finally {
 			await benched.stop()
+		}
+	})
+})
+
+describe('without SMTP_URL (development)', () => {
+	test('start-up warns, and each message is kept whole as an .eml file in ./data/outbox/', async () => {
+		const outbox = path.join(projectRoot, 'data', 'outbox')
+		const local = await startApp({ DATABASE_URL: await freshDatabaseUrl(), SMTP_URL: undefined })
+		const subject = `Outbox ${crypto.randomUUID()}`
+		let kept: string | undefined
+		try {
+			expect(local.output()).toContain('SMTP_URL not set: mail is NOT being delivered')
+			const response = await postJson(`${local.url}/api/contact`, { ...valid, subject })
+			expect(response.status).toBe(200)
+			expect(await response.json()).toEqual({ success: true })
+			// The 200 came after the file was in place: no waiting.
+			const files = fs.readdirSync(outbox)
+			kept = files.find((name) => name.endsWith('.eml') && fs.readFileSync(path.join(outbox, name), 'utf8').includes(subject))
+			expect(kept).toBeDefined()
+			const eml = fs.readFileSync(path.join(outbox, kept!), 'utf8')
+			expect(eml).toMatch(/^To: support@localhost$/m)
+			expect(eml).toMatch(/^Reply-To: Ada Lovelace <ada@example.com>$/m)
+			expect(eml).toContain('Where are my invoices?')
+			expect(eml.trimEnd()).toMatch(/--$/) // the last MIME boundary: the message is whole
+			expect(files.filter((name) => name.endsWith('.tmp'))).toEqual([])
+		} finally {
+			await local.stop()
+			if (kept) fs.rmSync(path.join(outbox, kept))
 		}
 	})
 })

@@ -1,12 +1,14 @@
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
-import { withDatabase } from '../support/database.ts'
+import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
 import { within } from '../support/deadline.ts'
 import { postJson } from '../support/http.ts'
 import { runPrismaMigrateDeploy } from '../../app/utils/db/migrate.server.ts'
 import { createDatabase, startTestPostgres, type TestPostgres } from '../support/postgres.ts'
 import { projectRoot } from '../support/project.ts'
+import { FREE_STATUS } from '../support/status-payloads.ts'
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 
 // The database server dies and comes back while the app keeps running: the app answers the contract's
@@ -89,14 +91,7 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stopped and re
 		// While it is down: the status fallback, and the contract's errors elsewhere.
 		const status = await fetch(`${app.url}/api/billing/status`, { headers: sessionHeaders(standIns.clerk, subscriber) })
 		expect(status.status).toBe(200)
-		expect(await status.json()).toEqual({
-			plan: 'free',
-			status: 'none',
-			credits_daily: 20,
-			current_period_end: null,
-			processor_customer_id: null,
-			has_subscription: false,
-		})
+		expect(await status.json()).toEqual(FREE_STATUS)
 		const down = await file(users[40]!)
 		expect(down.status).toBe(500)
 		expect(await down.json()).toMatchObject({ code: 'db-error' })
@@ -118,5 +113,59 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stopped and re
 		const storedIds = new Set(stored.map((row) => row.id))
 		for (const id of accepted) expect(storedIds.has(id)).toBe(true)
 		expect(accepted.size).toBeGreaterThanOrEqual(30)
+	})
+})
+
+// The database stops answering without closing anything (a partitioned network, a frozen host): each
+// request must still end, with the contract's fallback or "safe to retry" error, and not hold its
+// client until the operating system gives up on the socket many minutes later.
+describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stops answering under the app', () => {
+	let proxy: TcpProxy
+	let standIns: StandIns
+	let app: RunningApp
+
+	beforeAll(async () => {
+		const databaseUrl = new URL(await freshDatabaseUrl())
+		proxy = await startTcpProxy({ host: databaseUrl.hostname, port: Number(databaseUrl.port) })
+		databaseUrl.port = String(proxy.port)
+		standIns = await startStandIns()
+		app = await startApp({ DATABASE_URL: databaseUrl.toString(), ...standIns.env })
+	})
+	afterAll(async () => {
+		await app?.stop()
+		await standIns?.close()
+		await proxy?.close()
+	})
+
+	test('requests end with the status fallback or a retryable error, and the app recovers when it answers again', async () => {
+		const id = newClerkUserId()
+		standIns.clerkApi.setUser({ id, email: `${id}@example.com` })
+		const headers = sessionHeaders(standIns.clerk, id)
+		expect((await postJson(`${app.url}/api/billing/checkout`, { plan: 'team' }, headers)).status).toBe(200)
+		const status = async () => (await fetch(`${app.url}/api/billing/status`, { headers })).json()
+		expect(await status()).toMatchObject({ processor_customer_id: expect.stringMatching(/^cus_/) })
+
+		proxy.freeze()
+		expect(await within(status(), 30_000, 'the status answer while the database hangs')).toEqual(FREE_STATUS)
+		const filing = await within(
+			postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${id}@example.com` }, headers),
+			30_000,
+			'the deletion request answer while the database hangs',
+		)
+		expect(filing.status).toBe(500)
+		expect(await filing.json()).toMatchObject({ code: 'db-error' })
+		expect((await fetch(`${app.url}/api/health`)).status).toBe(200)
+
+		proxy.thaw()
+		const deadline = Date.now() + 20_000
+		let state = await status()
+		while (state.processor_customer_id === null && Date.now() < deadline) {
+			await new Promise((resolve) => setTimeout(resolve, 250))
+			state = await status()
+		}
+		expect(state.processor_customer_id).toMatch(/^cus_/)
+		const retried = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${id}@example.com` }, headers)
+		expect(retried.status).toBe(200)
+		expect(await retried.json()).toMatchObject({ saved: true })
 	})
 })

@@ -90,7 +90,8 @@ export async function fileDeletionRequest({ user, pending: readWithUser }: Filer
 	const limit = await deletionLimiter.consume(user.id)
 	if (!limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
 	const lookup = await primaryEmail(user.clerkId)
-	if (lookup.status === 'unavailable') return { status: 'error', code: 'identity-provider-unavailable' }
+	// Failures on our side say "safe to retry": the retry must not be held against the user (as contact).
+	if (lookup.status === 'unavailable') return (await limit.refund(), { status: 'error', code: 'identity-provider-unavailable' })
 	// The session is valid but the provider no longer knows the account: treat it as signed out.
 	if (lookup.status === 'unknown-user') return { status: 'error', code: 'unauthorized' }
 	if (!lookup.email || lookup.email.trim().toLowerCase() !== input.confirmEmail.trim().toLowerCase()) {
@@ -105,6 +106,7 @@ export async function fileDeletionRequest({ user, pending: readWithUser }: Filer
 	} catch (error) {
 		if (isMissingTable(error)) return { status: 'table-missing' }
 		console.error(`account-deletion: storing the request of user ${user.id} failed: ${(error as Error).message}`)
+		await limit.refund()
 		return { status: 'error', code: 'db-error' }
 	}
 }

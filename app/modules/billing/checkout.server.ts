@@ -5,7 +5,7 @@ import type { AppUser } from '#app/utils/users.server.ts'
 import type { CheckoutRequest } from '#app/utils/validation/billing.ts'
 import { ensureCustomer } from './customer.server.ts'
 import { PLAN_TABLE } from './plans.ts'
-import { priceIdFor } from './prices.server.ts'
+import { PriceNotFoundError, priceIdFor } from './prices.server.ts'
 import { isLiveProcessorStatus } from './subscription-state.ts'
 
 export type CheckoutResult =
@@ -49,6 +49,14 @@ export async function startCheckout(user: AppUser, { plan, interval }: CheckoutR
 		if (!session.url) throw new Error(`checkout session ${session.id} has no url`)
 		return { status: 'ok', url: session.url }
 	} catch (error) {
+		// Our failure, not the user's: the retry we invite must not be held against them (as contact).
+		await limit.refund()
+		// No price for the plan: the catalogue was never synced. A retry cannot succeed until an operator
+		// runs `npm run billing:sync`, so this is "billing is not enabled", not "try again".
+		if (error instanceof PriceNotFoundError) {
+			console.error(`billing: checkout is not available: ${error.message}`)
+			return { status: 'error', code: 'processor_not_configured' }
+		}
 		console.error(`billing: checkout for user ${user.id} failed: ${(error as Error).message}`)
 		return { status: 'error', code: 'server-error' }
 	}

@@ -23,6 +23,7 @@ export async function openBillingPortal(user: AppUser): Promise<PortalResult> {
 		return { status: 'ok', url: session.url }
 	} catch (error) {
 		console.error(`billing: portal for user ${user.id} failed: ${(error as Error).message}`)
+		await limit.refund() // "safe to retry": the retry must not be held against the user
 		return { status: 'error', code: 'server-error' }
 	}
 }

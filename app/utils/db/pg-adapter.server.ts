@@ -29,12 +29,23 @@ function patchQuery(target: pg.Pool | pg.PoolClient) {
 
 export type PostgresDatabase = { pool: pg.Pool; factory: PrismaPg; close: () => Promise<void> }
 
+/**
+ * How long a query may go unanswered. A database that stops answering without closing its connections
+ * (a network partition, a frozen host) would otherwise hold each request until the OS gives up on the
+ * socket, many minutes later: the status fallback and "safe to retry" errors would never come, and
+ * requests would pile up. Every query the app makes is a short lookup or write. Client-side rather
+ * than PostgreSQL's statement_timeout, which connection poolers such as PgBouncer refuse as a start-up
+ * parameter; pg-pool closes a connection whose query timed out.
+ */
+export const QUERY_TIMEOUT_MS = 5_000
+
 export function openPostgres(connectionString: string, options: { max?: number } = {}): PostgresDatabase {
 	const pool = new pg.Pool({
 		connectionString,
 		max: options.max ?? 10,
 		connectionTimeoutMillis: 5_000,
 		idleTimeoutMillis: 30_000,
+		query_timeout: QUERY_TIMEOUT_MS,
 	})
 	patchQuery(pool)
 	pool.on('connect', patchQuery)
@@ -49,15 +60,19 @@ const MIGRATION_LOCK_KEY = 20261122
 /** Runs `work` holding a session advisory lock that every instance takes before migrating. */
 export async function withMigrationLock<T>(pool: pg.Pool, work: () => Promise<T>): Promise<T> {
 	const client = await pool.connect()
+	let reusable = true
 	try {
 		await client.query(`SET statement_timeout = '180s'`)
-		await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY])
+		// Waiting for another instance's migration is the one query allowed to take long.
+		await client.query({ text: 'SELECT pg_advisory_lock($1)', values: [MIGRATION_LOCK_KEY], query_timeout: 190_000 } as pg.QueryConfig)
 		try {
 			return await work()
 		} finally {
 			await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {})
 		}
 	} finally {
-		client.release()
+		// The connection goes back to the app's pool: without the session's long timeout.
+		await client.query('RESET statement_timeout').catch(() => (reusable = false))
+		client.release(!reusable)
 	}
 }
