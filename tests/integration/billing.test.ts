@@ -278,6 +278,39 @@ describe('POST /api/billing/webhook', () => {
 		).toBe(400)
 	})
 
+	test('a signed body that is not an event of the processor is 400 bad-body, not a 500 the processor would retry', async () => {
+		const { customer } = await subscribedUser()
+		const event = standIns.stripe.makeEvent('customer.subscription.updated', standIns.stripe.store.get(subscriptionIdFor(customer))!)
+		const bodies = [
+			'not json at all',
+			'[]',
+			JSON.stringify({ id: 'evt_no_data', type: 'customer.subscription.updated' }),
+			JSON.stringify({ ...event, id: 'evt_no_subscription_id', data: { object: { object: 'subscription' } } }),
+			JSON.stringify({ ...event, id: 'evt_bad_session', type: 'checkout.session.completed', data: { object: { subscription: 42 } } }),
+		]
+		for (const body of bodies) {
+			const signed = standIns.stripe.signEvent(body)
+			const response = await webhook(signed.payload, signed.header)
+			expect(response.status, body).toBe(400)
+			expect(await response.json(), body).toMatchObject({ code: 'bad-body' })
+		}
+	})
+
+	test('an event naming a subscription the processor does not know is recorded and answered 200, once', async () => {
+		const { userId, customer } = await subscribedUser()
+		const known = standIns.stripe.store.get(subscriptionIdFor(customer))!
+		const event = standIns.stripe.makeEvent('customer.subscription.deleted', {
+			...known,
+			id: 'sub_not_in_this_account',
+			status: 'canceled',
+		})
+		const first = await standIns.stripe.deliver(event)
+		expect(first.status).toBe(200)
+		expect((await standIns.stripe.deliver(event)).status).toBe(200)
+		expect((await status(userId)).has_subscription).toBe(true) // the user's own subscription is untouched
+		await until(() => app.output().includes('sub_not_in_this_account, unknown to the processor'), 5_000, 'the warning')
+	})
+
 	test('a stale signature timestamp is 400, and a huge payload is 413', async () => {
 		const { customer } = await subscribedUser()
 		const event = standIns.stripe.makeEvent('customer.subscription.updated', standIns.stripe.store.get(subscriptionIdFor(customer))!)

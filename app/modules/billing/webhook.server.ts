@@ -4,33 +4,12 @@ import { db } from '#app/utils/db.server.ts'
 import { env } from '#app/utils/env.server.ts'
 import { stripe } from '#app/utils/stripe.server.ts'
 import { customerSnapshot, endRepeatedTrials, keptSubscriptions, subscriptionToShow } from './customer-subscriptions.server.ts'
+import { parseWebhookEvent, type ParsedEvent } from './webhook-event.server.ts'
 import { customerIdOf, storeSubscription, userIdForCustomer, type StoreOutcome } from './subscription-store.server.ts'
 
 export type WebhookResult =
 	| { status: 'ok'; outcome: StoreOutcome | 'duplicate' | 'ignored' }
-	| { status: 'error'; code: 'processor_not_configured' | 'bad-signature' | 'server-error' }
-
-/** The subscription an event is about, and the user it names, for the kinds we handle. */
-function subscriptionOf(event: Stripe.Event): { subscriptionId: string; userId?: string | null } | null {
-	const idOf = (value: string | { id: string } | null | undefined) => (typeof value === 'string' ? value : value?.id)
-	switch (event.type) {
-		case 'checkout.session.completed': {
-			const id = idOf(event.data.object.subscription)
-			return id ? { subscriptionId: id, userId: event.data.object.client_reference_id } : null
-		}
-		case 'customer.subscription.created':
-		case 'customer.subscription.updated':
-		case 'customer.subscription.deleted':
-			return { subscriptionId: event.data.object.id }
-		case 'invoice.paid':
-		case 'invoice.payment_failed': {
-			const id = idOf(event.data.object.parent?.subscription_details?.subscription)
-			return id ? { subscriptionId: id } : null
-		}
-		default:
-			return null
-	}
-}
+	| { status: 'error'; code: 'processor_not_configured' | 'bad-signature' | 'bad-body' | 'server-error' }
 
 /**
  * Reads the event's subscription fresh, and the customer's others (decision 0013). Repeated trials are
@@ -40,7 +19,13 @@ async function readSubscriptions(processor: Stripe, subscriptionId: string) {
 	// Stamped before reading: what comes back is at least this new, so a slow read that returns
 	// older state never outranks a later reading.
 	const observedAt = new Date()
-	const subscription = await processor.subscriptions.retrieve(subscriptionId)
+	const subscription = await processor.subscriptions.retrieve(subscriptionId).catch((error: unknown) => {
+		// Not in this account (another mode's or account's id, or a forged one under a leaked secret):
+		// retrying cannot change that, so the event is recorded and ignored.
+		if ((error as { code?: string }).code === 'resource_missing') return null
+		throw error
+	})
+	if (!subscription) return null
 	const snapshot = await customerSnapshot(processor, subscription)
 	if (!snapshot) return { toShow: subscription, observedAt, wholeCustomer: false }
 	const all = await endRepeatedTrials(processor, snapshot, await userIdForCustomer(customerIdOf(subscription)))
@@ -65,20 +50,28 @@ export async function handleBillingWebhook(rawBody: string, signature: string | 
 	const processor = stripe()
 	if (!secret || !processor) return { status: 'error', code: 'processor_not_configured' }
 
-	let event: Stripe.Event
+	const verifier = processor.webhooks.signature
+	if (!verifier) throw new Error('billing: this Stripe SDK build cannot verify webhook signatures')
 	try {
-		event = processor.webhooks.constructEvent(rawBody, signature ?? '', secret)
+		verifier.verifyHeader(rawBody, signature ?? '', secret)
 	} catch {
 		return { status: 'error', code: 'bad-signature' }
 	}
+	const event: ParsedEvent | null = parseWebhookEvent(rawBody)
+	if (!event) return { status: 'error', code: 'bad-body' }
 
 	try {
 		if (await db().webhookEvent.findUnique({ where: { id: event.id }, select: { id: true } })) {
 			return { status: 'ok', outcome: 'duplicate' }
 		}
-		const target = subscriptionOf(event)
+		const { target } = event
 		// Stripe retries non-2xx for days: record kinds we ignore and answer 200.
 		const read = target ? await readSubscriptions(processor, target.subscriptionId) : null
+		if (target && !read) {
+			console.warn(
+				`billing: webhook ${event.id} (${event.type}) names subscription ${target.subscriptionId}, unknown to the processor; recorded and ignored`,
+			)
+		}
 
 		const outcome = await db().$transaction(async (tx) => {
 			await tx.webhookEvent.create({ data: { id: event.id, type: event.type } })
