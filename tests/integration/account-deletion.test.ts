@@ -119,6 +119,25 @@ describe('POST /api/account/delete-request', () => {
 		expect(new Set(bodies.map((b) => b.request_id)).size).toBe(1)
 		expect(new Set(bodies.map((b) => b.submitted_at)).size).toBe(1)
 	})
+
+	test('filing again with the same email gets the same request every time, past the per-user limit, without asking the provider again', async () => {
+		const userId = userWithEmail('again@example.com')
+		const first = await (await fileRequest(app, userId, { confirmEmail: 'again@example.com' })).json()
+		const asked = () => standIns.clerkApi.requests.filter((r) => r.path === `/v1/users/${userId}`).length
+		const askedForFirst = asked()
+		expect(askedForFirst).toBeGreaterThanOrEqual(1)
+		for (let attempt = 0; attempt < 12; attempt++) {
+			const response = await fileRequest(app, userId, { confirmEmail: attempt % 2 ? ' AGAIN@example.com ' : 'again@example.com' })
+			expect(response.status).toBe(200)
+			expect(await response.json()).toEqual(first)
+		}
+		expect(asked()).toBe(askedForFirst)
+		// Another email is checked with the provider as before.
+		const other = await fileRequest(app, userId, { confirmEmail: 'someone.else@example.com' })
+		expect(other.status).toBe(400)
+		expect(await other.json()).toMatchObject({ code: 'email-mismatch' })
+		expect(asked()).toBe(askedForFirst + 1)
+	})
 })
 
 describe('when the database misbehaves', () => {
@@ -172,6 +191,9 @@ describe('what was stored', () => {
 		}))
 		expect(stored.rows).toHaveLength(1)
 		expect(stored.rows[0]).toMatchObject({ id: request_id, status: 'pending', reason: 'Too busy', processedAt: null })
+		// What proves the typed-back email on a later filing is a hash, not the address.
+		expect(stored.rows[0]!.confirmedEmailHash).toMatch(/^[0-9a-f]{64}$/)
+		expect(JSON.stringify(stored.rows[0])).not.toContain('durable@example.com')
 		expect(stored.rows[0]!.events).toMatchObject([{ action: 'filed', actor: userId }])
 		app = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env })
 	})

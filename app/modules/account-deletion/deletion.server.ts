@@ -1,3 +1,4 @@
+import crypto from 'node:crypto'
 import { Prisma } from '#app/generated/prisma/client.ts'
 import { deletionLimiter } from '#app/utils/abuse-limits.server.ts'
 import { db, queryRows, sqlStateOf } from '#app/utils/db.server.ts'
@@ -10,6 +11,21 @@ import type { DeletionRequestInput } from '#app/utils/validation/account.ts'
 // billing has settled (admin.server.ts).
 
 export type PendingRequest = { requestId: string; submittedAt: Date }
+/** A pending request as filing reads it: with the hash of the email typed back when it was filed. */
+type PendingFiling = PendingRequest & { confirmedEmailHash: string | null }
+
+/** The comparison rule for the typed-back email (trimmed, any case), used by both checks below. */
+const normalizedEmail = (email: string) => email.trim().toLowerCase()
+
+/**
+ * What a pending request keeps of the email that proved intent (decision 0014): enough to recognise
+ * the same email typed again, without keeping the address after the account is gone.
+ */
+const confirmedEmailHash = (userId: string, email: string) =>
+	crypto
+		.createHash('sha256')
+		.update(`${userId}\n${normalizedEmail(email)}`)
+		.digest('hex')
 
 export type DeletionResult =
 	| ({ status: 'ok' } & PendingRequest)
@@ -29,11 +45,11 @@ function isUniqueViolation(error: unknown) {
 // A user files again with the same request pending: read on every filing, so prepared (decision 0011).
 const PENDING_REQUEST_OF_USER = {
 	name: 'pending_deletion_request_of_user',
-	text: `SELECT "id" AS "requestId", "submittedAt" FROM "DeletionRequest" WHERE "userId" = $1 AND "status" = 'pending' LIMIT 1`,
+	text: `SELECT "id" AS "requestId", "submittedAt", "confirmedEmailHash" FROM "DeletionRequest" WHERE "userId" = $1 AND "status" = 'pending' LIMIT 1`,
 }
 
-export async function pendingDeletionRequest(userId: string): Promise<PendingRequest | null> {
-	const [pending] = await queryRows<PendingRequest>(PENDING_REQUEST_OF_USER, [userId])
+export async function pendingDeletionRequest(userId: string): Promise<PendingFiling | null> {
+	const [pending] = await queryRows<PendingFiling>(PENDING_REQUEST_OF_USER, [userId])
 	return pending ?? null
 }
 
@@ -42,23 +58,31 @@ export async function pendingDeletionRequest(userId: string): Promise<PendingReq
 // pending request per user (a partial unique index), so at most one row.
 const USER_WITH_PENDING_REQUEST = {
 	name: 'user_with_pending_deletion_request_by_clerk_id',
-	text: `SELECT ${USER_COLUMNS_SQL}, d."id" AS "pendingRequestId", d."submittedAt" AS "pendingSubmittedAt"
+	text: `SELECT ${USER_COLUMNS_SQL}, d."id" AS "pendingRequestId", d."submittedAt" AS "pendingSubmittedAt",
+			d."confirmedEmailHash" AS "pendingConfirmedEmailHash"
 		FROM ${USER_TABLES_SQL} LEFT JOIN "DeletionRequest" d ON d."userId" = u."id" AND d."status" = 'pending'
 		WHERE u."clerkId" = $1`,
 }
 
-type UserWithPendingRow = AppUser & { pendingRequestId: string | null; pendingSubmittedAt: Date | null }
+type UserWithPendingRow = AppUser & {
+	pendingRequestId: string | null
+	pendingSubmittedAt: Date | null
+	pendingConfirmedEmailHash: string | null
+}
 
 /** Who is filing, and their pending request when it was read with their row (undefined: not read yet). */
-export type Filer = { user: AppUser; pending?: PendingRequest | null }
+export type Filer = { user: AppUser; pending?: PendingFiling | null }
 
 /** The signed-in filer of POST /api/account/delete-request, their row created on first use. */
 export async function deletionFiler(clerkId: string): Promise<Filer> {
 	try {
 		const [row] = await queryRows<UserWithPendingRow>(USER_WITH_PENDING_REQUEST, [clerkId])
 		if (row) {
-			const { pendingRequestId, pendingSubmittedAt, ...user } = row
-			const pending = pendingRequestId && pendingSubmittedAt ? { requestId: pendingRequestId, submittedAt: pendingSubmittedAt } : null
+			const { pendingRequestId, pendingSubmittedAt, pendingConfirmedEmailHash, ...user } = row
+			const pending =
+				pendingRequestId && pendingSubmittedAt
+					? { requestId: pendingRequestId, submittedAt: pendingSubmittedAt, confirmedEmailHash: pendingConfirmedEmailHash }
+					: null
 			return { user, pending }
 		}
 	} catch (error) {
@@ -69,10 +93,13 @@ export async function deletionFiler(clerkId: string): Promise<Filer> {
 }
 
 /** Creates the pending request and its audit entry together; a concurrent twin makes us read theirs. */
-async function createPending(user: AppUser, reason: string | null): Promise<PendingRequest> {
+async function createPending(user: AppUser, { confirmEmail, reason }: DeletionRequestInput): Promise<PendingRequest> {
 	try {
 		const created = await db().$transaction(async (tx) => {
-			const request = await tx.deletionRequest.create({ data: { userId: user.id, reason }, select: { id: true, submittedAt: true } })
+			const request = await tx.deletionRequest.create({
+				data: { userId: user.id, reason, confirmedEmailHash: confirmedEmailHash(user.id, confirmEmail) },
+				select: { id: true, submittedAt: true },
+			})
 			await tx.deletionRequestEvent.create({ data: { requestId: request.id, action: 'filed', actor: user.clerkId } })
 			return request
 		})
@@ -86,6 +113,12 @@ async function createPending(user: AppUser, reason: string | null): Promise<Pend
 }
 
 export async function fileDeletionRequest({ user, pending: readWithUser }: Filer, input: DeletionRequestInput): Promise<DeletionResult> {
+	// Filing again with the email that proved intent the first time returns the pending request
+	// (contract.md §2), without asking the identity provider again or counting against the limit,
+	// which is there for those calls (decision 0014). Any other email takes the full path below.
+	if (readWithUser?.confirmedEmailHash && readWithUser.confirmedEmailHash === confirmedEmailHash(user.id, input.confirmEmail)) {
+		return { status: 'ok', requestId: readWithUser.requestId, submittedAt: readWithUser.submittedAt }
+	}
 	// Each attempt costs a call to the identity provider: limit attempts per user.
 	const limit = await deletionLimiter.consume(user.id)
 	if (!limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
@@ -94,15 +127,15 @@ export async function fileDeletionRequest({ user, pending: readWithUser }: Filer
 	if (lookup.status === 'unavailable') return (await limit.refund(), { status: 'error', code: 'identity-provider-unavailable' })
 	// The session is valid but the provider no longer knows the account: treat it as signed out.
 	if (lookup.status === 'unknown-user') return { status: 'error', code: 'unauthorized' }
-	if (!lookup.email || lookup.email.trim().toLowerCase() !== input.confirmEmail.trim().toLowerCase()) {
+	if (!lookup.email || normalizedEmail(lookup.email) !== normalizedEmail(input.confirmEmail)) {
 		return { status: 'error', code: 'email-mismatch' }
 	}
 	try {
 		// Filing again while a request is pending returns that request: no second row. One filed by a
 		// concurrent twin since the user's row was read makes createPending read theirs.
 		const known = readWithUser === undefined ? await pendingDeletionRequest(user.id) : readWithUser
-		const pending = known ?? (await createPending(user, input.reason))
-		return { status: 'ok', ...pending }
+		const pending = known ?? (await createPending(user, input))
+		return { status: 'ok', requestId: pending.requestId, submittedAt: pending.submittedAt }
 	} catch (error) {
 		if (isMissingTable(error)) return { status: 'table-missing' }
 		console.error(`account-deletion: storing the request of user ${user.id} failed: ${(error as Error).message}`)
