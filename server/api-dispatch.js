@@ -1,7 +1,7 @@
 // The JSON endpoints are Remix resource routes (app/routes/api.*). For those with a fixed path the
 // server calls the route module's loader or action itself, skipping Remix's request handler: it
 // re-flattens and re-ranks the whole route tree on every request, which measured as the largest
-// cost outside our own code on the API (docs/decisions/0010-direct-api-dispatch.md). The route
+// cost outside our own code on the API (docs/decisions/0010-direct-api-dispatch-and-memory-limits.md). The route
 // modules are the same ones Remix would call, with the same arguments; anything not matched here
 // (dynamic paths, the /api/* catch-all, other methods) still goes through Remix.
 

@@ -126,6 +126,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				res.writeHead(400, {
 					'content-type': 'application/json; charset=utf-8',
 					'content-length': Buffer.byteLength(body),
+					'cache-control': 'no-store',
 					connection: 'close',
 				})
 				res.end(body)
@@ -133,7 +134,10 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			}
 			console.error('server: request failed:', error)
 			const isApi = remixBuild ? remixBuild.entry.module.isApiPath(pathname) : pathname.startsWith('/api/')
-			res.writeHead(500, { 'content-type': isApi ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8' })
+			res.writeHead(500, {
+				'content-type': isApi ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8',
+				'cache-control': 'no-store',
+			})
 			res.end(
 				isApi
 					? JSON.stringify({ error: 'Something went wrong on our side. It is safe to try again.', code: 'server-error' })
@@ -151,7 +155,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 		socket.end(
 			// 400 for both: the contract gives bad-body one status (a 431 would be a second meaning of the code).
 			'HTTP/1.1 400 Bad Request\r\n' +
-				`Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+				`Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
 		)
 	})
 	// Responses go out in several writes (head, body chunks, end). With Nagle's algorithm on, the

@@ -18,6 +18,12 @@ export function clientIp(request: Request, remoteAddress: string | undefined, tr
 	return normalize(chain[index] ?? socket)
 }
 
+/**
+ * One address, one key: IPv4-mapped IPv6 as IPv4, and the port some proxies append dropped
+ * (`203.0.113.7:4001`, `[2001:db8::1]:4001`), so a client changing its source port stays one client.
+ */
 function normalize(address: string) {
-	return address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address
+	const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(address)
+	const withoutPort = bracketed ? bracketed[1]! : /^[\d.]+:\d+$/.test(address) ? address.slice(0, address.lastIndexOf(':')) : address
+	return withoutPort.startsWith('::ffff:') ? withoutPort.slice('::ffff:'.length) : withoutPort
 }

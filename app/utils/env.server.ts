@@ -120,11 +120,6 @@ export function env(): Env {
 	return (current ??= parseEnv(process.env))
 }
 
-/** What the browser may see: nothing secret, ever. */
-export function getPublicEnv() {
-	return { CLERK_PUBLISHABLE_KEY: env().clerkConfigured ? env().CLERK_PUBLISHABLE_KEY : undefined }
-}
-
 export function startupWarnings(config: Env): string[] {
 	const warnings: string[] = []
 	if (!config.clerkConfigured)

@@ -159,7 +159,7 @@ describe('security headers', () => {
 		expect(html).toContain(`nonce="${nonce}"`)
 	})
 
-	test('the page is served from the production build with a 404 page for unknown paths', async () => {
+	test('an unknown page path is a 404 with the not-found page', async () => {
 		const response = await fetch(`${app.url}/no-such-page`)
 		expect(response.status).toBe(404)
 		expect(await response.text()).toContain('Page not found')
@@ -182,12 +182,21 @@ describe('security headers', () => {
 		expect(log).not.toMatch(/\n\s+at |request failed|ErrorResponse/)
 	})
 
+	test('headers over 16 KiB, which node:http refuses before any handler, still get the JSON 400 bad-body', async () => {
+		const response = await rawRequest('GET', '/api/billing/status', { 'x-padding': 'a'.repeat(20_000) })
+		expect(response.status).toBe(400)
+		expect(response.headers['content-type']).toMatch(/^application\/json/)
+		expect(response.headers['cache-control']).toBe('no-store')
+		expect(JSON.parse(response.body)).toMatchObject({ code: 'bad-body', issues: [] })
+	})
+
 	test('a Host header no URL can hold is a 400 bad-body, not a 500 with a stack in the log', async () => {
 		const logged = app.output().length
 		for (const path of ['/api/billing/status', '/pricing']) {
 			const response = await rawRequest('GET', path, { host: 'a b' })
 			expect(response.status, path).toBe(400)
 			expect(response.headers['content-type'], path).toMatch(/^application\/json/)
+			expect(response.headers['cache-control'], path).toBe('no-store')
 			expect(JSON.parse(response.body), path).toMatchObject({ code: 'bad-body' })
 		}
 		await until(() => app.output().slice(logged).includes('GET /pricing 400'), 5_000, 'the access line of the last request')

@@ -1,8 +1,6 @@
 import { z } from 'zod'
 import { DELETION_REASON_MAX } from './limits.ts'
 
-export { DELETION_REASON_MAX }
-
 export const deletionRequestSchema = z.object({
 	// Any text that is not the account's email is a mismatch (contract: bad-body only when missing).
 	confirmEmail: z

@@ -1,8 +1,6 @@
 import { z } from 'zod'
 import { CONTACT_LIMITS } from './limits.ts'
 
-export { CONTACT_LIMITS }
-
 // Client-safe: the contact form's browser-side checks and the server use this one schema.
 
 /** Surrounding whitespace is trimmed first, so a field of only spaces counts as missing. */
@@ -25,4 +23,3 @@ export const contactSchema = z.object({
 })
 
 export type ContactSubmission = z.output<typeof contactSchema>
-export type ContactField = keyof ContactSubmission
