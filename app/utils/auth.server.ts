@@ -51,6 +51,28 @@ function remember(key: string, userId: string, exp: unknown) {
 	verified.set(key, { userId, expiresAt: exp * 1000 })
 }
 
+const REFUSAL_LOG_INTERVAL_MS = 60_000
+const refusals = new Map<string, { count: number; loggedAt: number }>()
+
+/**
+ * Clerk answers a token it cannot verify with a signed-out state, not an error: an expired token, a
+ * forged one, but also a wrong CLERK_JWT_KEY or keys it could not fetch, which refuse every user.
+ * Each reason is logged when first seen and then at most once a minute with a count, so an operator
+ * sees the second kind without a client being able to flood the log with the first.
+ */
+function noteRefusedSession(reason: string | null) {
+	const key = reason ?? 'unknown'
+	const now = Date.now()
+	const seen = refusals.get(key) ?? { count: 0, loggedAt: 0 }
+	seen.count++
+	if (now - seen.loggedAt >= REFUSAL_LOG_INTERVAL_MS) {
+		console.warn(`auth: ${seen.count} session token(s) refused (${key}) since the last note; each answered 401`)
+		seen.count = 0
+		seen.loggedAt = now
+	}
+	refusals.set(key, seen)
+}
+
 /**
  * The identity-provider user id of the request's session, or null. API routes use this rather than
  * @clerk/remix's getAuth, which may throw a 307 "handshake" redirect: an API client must get JSON 401.
@@ -70,7 +92,10 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 			jwtKey: config.CLERK_JWT_KEY,
 			authorizedParties: [new URL(config.APP_URL).origin],
 		})
-		if (!state.isSignedIn) return null
+		if (!state.isSignedIn) {
+			noteRefusedSession(state.reason)
+			return null
+		}
 		const auth = state.toAuth()
 		remember(key, auth.userId, auth.sessionClaims.exp)
 		return auth.userId

@@ -24,10 +24,24 @@ let redis: Redis | undefined
 async function redisClient(url: string) {
 	// Loaded only when REDIS_URL is set.
 	const { Redis } = await import('ioredis')
+	if (redis) return redis
 	// No offline queue: a Redis outage must fail fast into the insurance limiter, not queue requests.
-	redis ??= new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000, lazyConnect: false })
-	redis.on('error', () => {})
-	return redis
+	const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000, lazyConnect: false })
+	// ioredis reconnects by itself and emits an error per failed attempt: note the outage once, and
+	// its end, since meanwhile each instance counts in its own memory (N instances allow N × the limit).
+	let down = false
+	client.on('error', (error: Error) => {
+		if (down) return
+		down = true
+		console.error(`rate limits: Redis unavailable (${error.message}); counting in this instance's memory until it is back`)
+	})
+	client.on('ready', () => {
+		if (!down) return
+		down = false
+		console.log('rate limits: Redis is back; limits are shared again')
+	})
+	redis = client
+	return client
 }
 
 /** duplicate_table, duplicate_object: what a concurrent CREATE TABLE IF NOT EXISTS can still raise. */

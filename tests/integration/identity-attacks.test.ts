@@ -1,9 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { sessionCookie } from '../mocks/clerk.ts'
+import { createClerkTestKeys, sessionCookie } from '../mocks/clerk.ts'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
+import { until } from '../support/deadline.ts'
 import { postJson } from '../support/http.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 
@@ -112,6 +113,7 @@ test("one user's valid session cannot read or change another user's data", async
 test('a header block larger than the server accepts is still answered with JSON', async () => {
 	const response = await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: `__session=${'x'.repeat(40_000)}` } })
 	expect(response.status).toBe(400)
+	expect(response.headers.get('cache-control')).toBe('no-store')
 	expect(await response.json()).toEqual({
 		error: 'The request headers are too large.',
 		code: 'bad-body',
@@ -128,4 +130,19 @@ test('a session remembered as verified does not outlive a sign-out (__client_uat
 	expect(signedOut.status).toBe(401)
 	const tamperedAfter = await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: sessionCookie(tampered(token)) } })
 	expect(tamperedAfter.status).toBe(401)
+})
+
+test('a wrong CLERK_JWT_KEY refuses every session (401) and says so in the log, once per reason, not per request', async () => {
+	const wrongKey = createClerkTestKeys().jwtKeyPem
+	const misconfigured = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...standIns.env, CLERK_JWT_KEY: wrongKey })
+	try {
+		for (let i = 0; i < 5; i++) {
+			const response = await fetch(`${misconfigured.url}/api/billing/status`, { headers: sessionHeaders(standIns.clerk, newClerkUserId()) })
+			expect(response.status).toBe(401)
+		}
+		await until(() => /session token\(s\) refused/.test(misconfigured.output()), 5_000, 'the refusal in the log')
+		expect(misconfigured.output().match(/session token\(s\) refused/g)).toHaveLength(1)
+	} finally {
+		await misconfigured.stop()
+	}
 })

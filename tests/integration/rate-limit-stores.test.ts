@@ -2,6 +2,7 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
+import { until } from '../support/deadline.ts'
 import { postJson, uniqueIp } from '../support/http.ts'
 import { startSmtpSink, type SmtpSink } from '../mocks/smtp.ts'
 import { hasRedis, startTestRedis } from '../support/redis.ts'
@@ -45,6 +46,27 @@ describe('Redis store (REDIS_URL)', () => {
 			for (const ttl of slotTtls.slice(0, 5)) expect(ttl).toBeGreaterThan(50_000)
 			for (const ttl of slotTtls.slice(0, 5)) expect(ttl).toBeLessThanOrEqual(60_000)
 			expect(slotTtls[5]).toBe(-2) // no sixth slot: the limit is five
+		} finally {
+			await app.stop()
+			await redis.stop()
+		}
+	})
+
+	test.runIf(redisAvailable)('Redis going away and coming back: the contact form keeps working, and the log says both, once', async () => {
+		let redis = await startTestRedis()
+		const port = Number(new URL(redis.url).port)
+		const app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), SMTP_URL: sink.url, TRUST_PROXY: '1', REDIS_URL: redis.url })
+		try {
+			expect((await postJson(`${app.url}/api/contact`, valid, { 'X-Forwarded-For': uniqueIp() })).status).toBe(200)
+			await redis.stop()
+			for (let i = 0; i < 3; i++) {
+				expect((await postJson(`${app.url}/api/contact`, valid, { 'X-Forwarded-For': uniqueIp() })).status).toBe(200)
+			}
+			await until(() => app.output().includes('rate limits: Redis unavailable'), 10_000, 'the outage in the log')
+			redis = await startTestRedis({ port })
+			await until(() => app.output().includes('rate limits: Redis is back'), 20_000, 'the recovery in the log')
+			// ioredis failed many reconnection attempts meanwhile: one line for the outage.
+			expect(app.output().match(/Redis unavailable/g)).toHaveLength(1)
 		} finally {
 			await app.stop()
 			await redis.stop()

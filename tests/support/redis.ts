@@ -8,8 +8,8 @@ export function hasRedis() {
 }
 
 /** A throwaway redis-server on a loopback port with no persistence, stopped by the returned function. */
-export async function startTestRedis(): Promise<{ url: string; stop: () => Promise<void> }> {
-	const port = await freePort()
+export async function startTestRedis({ port: chosenPort }: { port?: number } = {}): Promise<{ url: string; stop: () => Promise<void> }> {
+	const port = chosenPort ?? (await freePort())
 	const child = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
 		stdio: 'ignore',
 	})
