@@ -7,8 +7,11 @@ export const USER_WRITE_LIMITS = {
 	checkout: { points: 10, durationSeconds: 60 },
 	portal: { points: 10, durationSeconds: 60 },
 	deletion: { points: 10, durationSeconds: 60 },
+	// Each visit to the return address from checkout reads the session at the processor.
+	checkoutReturn: { points: 10, durationSeconds: 60 },
 } as const
 
 export const checkoutLimiter = createLimiter('user_checkout', USER_WRITE_LIMITS.checkout)
 export const portalLimiter = createLimiter('user_portal', USER_WRITE_LIMITS.portal)
 export const deletionLimiter = createLimiter('user_deletion', USER_WRITE_LIMITS.deletion)
+export const checkoutReturnLimiter = createLimiter('user_checkout_return', USER_WRITE_LIMITS.checkoutReturn)

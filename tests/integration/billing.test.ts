@@ -160,6 +160,19 @@ describe('POST /api/billing/checkout', () => {
 		expect(params.line_items).toEqual([{ price: standIns.stripe.priceFor('solo', 'month').id, quantity: '1' }])
 	})
 
+	test('the return address from checkout reads the session at most 10 times a minute per user; the page still shows', async () => {
+		const userId = newClerkUserId()
+		const { url } = await (await checkout(userId, { plan: 'solo' })).json()
+		const sessionId = sessionIdOf(url)
+		const reads = () => standIns.stripe.requests.filter((r) => r.method === 'GET' && r.path === `/v1/checkout/sessions/${sessionId}`).length
+		for (let visit = 0; visit < 12; visit++) {
+			const page = await fetch(`${app.url}/account?checkout=success&session_id=${sessionId}`, { headers: auth(userId) })
+			expect(page.status).toBe(200)
+			expect(await page.text()).toContain('<h1')
+		}
+		expect(reads()).toBe(10)
+	})
+
 	test('5 concurrent first checkouts by one user create one customer', async () => {
 		const userId = newClerkUserId()
 		const responses = await Promise.all(Array.from({ length: 5 }, () => checkout(userId, { plan: 'studio' })))

@@ -1,3 +1,4 @@
+import { checkoutReturnLimiter } from '#app/utils/abuse-limits.server.ts'
 import { stripe } from '#app/utils/stripe.server.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
 import { storeSubscription } from './subscription-store.server.ts'
@@ -10,6 +11,9 @@ import { storeSubscription } from './subscription-store.server.ts'
 export async function settleCheckoutReturn(user: AppUser, sessionId: string): Promise<boolean> {
 	const processor = stripe()
 	if (!processor || !/^cs_[A-Za-z0-9_]+$/.test(sessionId)) return false
+	// Reloading the address (or a script) must not spend the processor's API quota: past the limit the
+	// page shows what is stored, and the webhook settles the checkout as it always does.
+	if (!(await checkoutReturnLimiter.consume(user.id).catch(() => ({ allowed: false }))).allowed) return false
 	try {
 		// Stamped before reading, as the webhook does (decision 0013): a slow read never outranks a later one.
 		const observedAt = new Date()
