@@ -24,11 +24,7 @@ const malformedBody = (message) => JSON.stringify({ error: message, code: 'bad-b
 let healthHeaders
 let healthAnswer = { body: '', headers: {} }
 function sendHealth(res, entry) {
-	healthHeaders ??= Object.fromEntries([
-		...entry.securityHeaders('health'),
-		['content-type', 'application/json; charset=utf-8'],
-		['cache-control', `public, max-age=${entry.HEALTH_CACHE_SECONDS}, s-maxage=${entry.HEALTH_CACHE_SECONDS}`],
-	])
+	healthHeaders ??= { ...Object.fromEntries(entry.securityHeaders('health')), ...entry.HEALTH_HEADERS }
 	// The payload changes every 10 s: its headers are built once per payload, not per request.
 	const body = entry.healthBody()
 	if (body !== healthAnswer.body) healthAnswer = { body, headers: { ...healthHeaders, 'content-length': Buffer.byteLength(body) } }
@@ -40,6 +36,13 @@ function sendHealth(res, entry) {
  * The HTTP server shared by `npm start` and `npm run dev`: security headers on every response, a
  * request log line (health excepted), fixed-path /api/* routes dispatched directly, Remix for
  * everything else, and a graceful stop.
+ *
+ * @param {{
+ *   getBuild: () => any,
+ *   mode: 'production' | 'development',
+ *   serveStatic?: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, headers: Array<[string, string]>) => boolean,
+ *   viteMiddleware?: (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => Promise<boolean>,
+ * }} options
  */
 export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware }) {
 	let inFlight = 0
@@ -147,7 +150,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 	}
 	// Requests node:http rejects before any handler runs (malformed, header block over 16 KiB) still get
 	// a JSON answer, as every /api/* client expects.
-	server.on('clientError', (error, socket) => {
+	server.on('clientError', (/** @type {NodeJS.ErrnoException} */ error, socket) => {
 		if (!socket.writable || error.code === 'ECONNRESET') return socket.destroy()
 		const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
 		const message = tooLarge ? 'The request headers are too large.' : 'The request is malformed.'

@@ -20,7 +20,7 @@ let config
 try {
 	;({ config } = await build.entry.module.startServices({ projectRoot }))
 } catch (error) {
-	console.error(`Start-up failed: ${error.message}`)
+	console.error(`Start-up failed: ${error instanceof Error ? error.message : String(error)}`)
 	process.exit(1)
 }
 
@@ -35,7 +35,10 @@ const { server, shutdown } = createAppServer({
 		}),
 })
 
-server.listen(config.PORT, () => console.log(`Callsheet (development) is serving on http://localhost:${server.address().port}`))
+server.listen(config.PORT, () => {
+	const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
+	console.log(`Callsheet (development) is serving on http://localhost:${port}`)
+})
 for (const signal of ['SIGTERM', 'SIGINT']) {
 	process.on(signal, async () => {
 		await shutdown(2_000)

@@ -52,15 +52,17 @@ export async function sendFetchResponse(res, response, extraHeaders) {
 }
 
 function drainedOrClosed(res) {
-	return new Promise((resolve) => {
-		const settle = () => {
-			res.off('drain', settle)
-			res.off('close', settle)
-			resolve()
-		}
-		res.on('drain', settle)
-		res.on('close', settle)
-	})
+	return /** @type {Promise<void>} */ (
+		new Promise((resolve) => {
+			const settle = () => {
+				res.off('drain', settle)
+				res.off('close', settle)
+				resolve()
+			}
+			res.on('drain', settle)
+			res.on('close', settle)
+		})
+	)
 }
 
 // Pages stream: chunks go to the socket as React produces them, waiting on the socket when it is

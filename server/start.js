@@ -18,7 +18,7 @@ let config
 try {
 	;({ config } = await entry.startServices({ projectRoot }))
 } catch (error) {
-	console.error(`Start-up failed: ${error.message}`)
+	console.error(`Start-up failed: ${error instanceof Error ? error.message : String(error)}`)
 	process.exit(1)
 }
 
@@ -35,7 +35,7 @@ server.on('error', async (error) => {
 })
 
 server.listen(config.PORT, () => {
-	const { port } = server.address()
+	const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
 	console.log(`Callsheet is serving on http://localhost:${port} (public URL ${config.APP_URL})`)
 })
 

@@ -59,7 +59,7 @@ export function createStaticFiles(root) {
 		// a file away. The 200 goes out only once the file is open, and a read error ends that one
 		// response: an unhandled stream error would stop the whole process.
 		const stream = fs.createReadStream(file.full)
-		stream.once('error', (error) => {
+		stream.once('error', (/** @type {NodeJS.ErrnoException} */ error) => {
 			if (res.headersSent) return
 			console.error(`static: cannot read ${pathname}: ${error.code ?? error.message}`)
 			res.writeHead(error.code === 'ENOENT' ? 404 : 503, {

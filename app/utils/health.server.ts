@@ -6,6 +6,12 @@ export const HEALTH_CACHE_SECONDS = 10
 
 type HealthPayload = { ok: true; version: string; region: string; timestamp: string }
 
+/** The probe's own headers (security headers come on top), for the route and the server's fast path. */
+export const HEALTH_HEADERS = {
+	'content-type': 'application/json; charset=utf-8',
+	'cache-control': `public, max-age=${HEALTH_CACHE_SECONDS}, s-maxage=${HEALTH_CACHE_SECONDS}`,
+} as const
+
 let cached: { body: string; expiresAt: number } | undefined
 
 function version() {

@@ -1,5 +1,5 @@
 import { queryRows } from '#app/utils/db.server.ts'
-import { ensureUser } from '#app/utils/users.server.ts'
+import { ensureUser, USER_TABLES_SQL } from '#app/utils/users.server.ts'
 import { trialEligible } from './checkout.server.ts'
 import { FALLBACK_STATE, subscriptionState, type SubscriptionState } from './subscription-state.ts'
 
@@ -33,7 +33,7 @@ type OverviewRow = {
 const OVERVIEW_BY_CLERK_ID = {
 	name: 'billing_overview_by_clerk_id',
 	text: `SELECT u."stripeCustomerId", u."trialUsed", s."plan", s."processorStatus", s."currentPeriodEnd", s."cancelAtPeriodEnd"
-		FROM "User" u LEFT JOIN "Subscription" s ON s."userId" = u."id" WHERE u."clerkId" = $1`,
+		FROM ${USER_TABLES_SQL} WHERE u."clerkId" = $1`,
 }
 
 /** The status payload plus what the pricing and account pages also show, in one query. */
