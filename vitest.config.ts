@@ -24,7 +24,7 @@ export default defineConfig({
 					include: ['tests/integration/**/*.test.ts'],
 					environment: 'node',
 					globalSetup: ['tests/support/global-setup.ts'],
-					setupFiles: ['tests/support/fail-on-console-error.ts'],
+					setupFiles: ['tests/support/fail-on-console-error.ts', 'tests/support/fail-on-server-error.ts'],
 					testTimeout: 60_000,
 					hookTimeout: 120_000,
 					pool: 'forks',

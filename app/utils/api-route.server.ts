@@ -22,7 +22,11 @@ export function apiRoute(handlers: Partial<Record<Method, Handler>>, { failureCo
 			return await handler(args)
 		} catch (error) {
 			if (error instanceof Response) return error
-			console.error(`${args.request.method} ${new URL(args.request.url).pathname} failed:`, error)
+			const where = `${args.request.method} ${new URL(args.request.url).pathname}`
+			// A fault in our code gets its stack. A service we depend on failing (the database down or not
+			// answering) is already answered by code; a stack per request would bury the log during an outage.
+			if (isProgrammingError(error)) console.error(`${where} failed:`, error)
+			else console.error(`${where} failed: ${describe(error)}`)
 			return errorResponse(failureCode)
 		}
 	}
@@ -35,4 +39,14 @@ export function apiRoute(handlers: Partial<Record<Method, Handler>>, { failureCo
 /** The answer to any request on `/api/*` whose method the API does not know (TRACE, PROPFIND, …). */
 export function unknownApiMethodResponse(allow: string | undefined): Response {
 	return allow === undefined ? errorResponse('not-found') : errorResponse('method-not-allowed', { headers: { Allow: allow } })
+}
+
+function isProgrammingError(error: unknown) {
+	return error instanceof TypeError || error instanceof ReferenceError || error instanceof SyntaxError || error instanceof RangeError
+}
+
+function describe(error: unknown) {
+	if (!(error instanceof Error)) return String(error)
+	const code = (error as { code?: unknown }).code
+	return `${error.name}: ${error.message}${typeof code === 'string' ? ` (${code})` : ''}`
 }

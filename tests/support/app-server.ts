@@ -61,7 +61,7 @@ export async function startApp(
 		})
 	})
 
-	return {
+	const app: RunningApp = {
 		url: `http://127.0.0.1:${port}`,
 		port,
 		output: () => output,
@@ -74,4 +74,9 @@ export async function startApp(
 			return code
 		},
 	}
+	startedApps.push(app)
+	return app
 }
+
+/** Every app this test file started, in order, stopped or not: their logs are checked after each test. */
+export const startedApps: RunningApp[] = []
