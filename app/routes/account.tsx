@@ -1,5 +1,6 @@
 import { json, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
 import { useActionData, useLoaderData } from '@remix-run/react'
+import { AlertNotice } from '#app/components/alert-notice.tsx'
 import { BillingSummary } from '#app/components/billing-summary.tsx'
 import { DeletionRequestSection } from '#app/components/deletion-request-form.tsx'
 import { fileDeletionRequest, pendingDeletionRequest } from '#app/modules/account-deletion/deletion.server.ts'
@@ -119,7 +120,7 @@ export default function AccountPage() {
 				</p>
 			) : null}
 			{data?.notice ? (
-				<p className="notice notice--error" role="alert" tabIndex={-1} autoFocus>
+				<AlertNotice answer={data}>
 					{data.notice}
 					{data.signInHref ? (
 						<>
@@ -127,7 +128,7 @@ export default function AccountPage() {
 							<a href={data.signInHref}>Sign in again</a> and try once more.
 						</>
 					) : null}
-				</p>
+				</AlertNotice>
 			) : null}
 			<BillingSummary
 				state={state}

@@ -1,5 +1,6 @@
 import { json, redirect, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
 import { useActionData, useLoaderData } from '@remix-run/react'
+import { AlertNotice } from '#app/components/alert-notice.tsx'
 import { PlanCard } from '#app/components/plan-card.tsx'
 import { checkoutFromForm, noticeInit, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
 import { PLAN_TABLE, PLANS, type Interval } from '#app/modules/billing/plans.ts'
@@ -81,11 +82,7 @@ export default function PricingPage() {
 					your account once this page shows it again.
 				</p>
 			) : null}
-			{data?.notice ? (
-				<p className="notice notice--error" role="alert" tabIndex={-1} autoFocus>
-					{data.notice}
-				</p>
-			) : null}
+			{data?.notice ? <AlertNotice answer={data}>{data.notice}</AlertNotice> : null}
 			<nav aria-label="Billing period" className="segmented">
 				<a href="?interval=month" aria-current={interval === 'month' ? 'page' : undefined}>
 					Monthly
