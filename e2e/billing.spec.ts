@@ -117,6 +117,12 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(planCard(page, 'Team').getByRole('button', { name: 'Manage billing' })).toBeVisible()
 			await expect(planCard(page, 'Solo')).toContainText('Switch plans from Manage billing.')
 			await expect(page.getByRole('button', { name: /, billed (monthly|yearly)$/ })).toHaveCount(0)
+			// Billed yearly: Team billed monthly is not their plan; its card says how to switch.
+			await page.getByRole('navigation', { name: 'Billing period' }).getByRole('link', { name: 'Monthly' }).click()
+			await expect(planCard(page, 'Team')).toContainText('You have Team billed yearly.')
+			await expect(page.getByText('Your plan')).toHaveCount(0)
+			await expect(page.getByRole('button', { name: 'Manage billing' })).toHaveCount(0)
+			await screenshotAtViewports(page, `pricing-subscribed-other-period${suffix}`)
 
 			// Manage billing from the account page: the fake customer portal, and back.
 			await page.goto('/account')

@@ -34,7 +34,8 @@ export async function loader(args: LoaderFunctionArgs) {
 		interval: intervalOf(url.searchParams.get('interval')),
 		canceled: url.searchParams.get('checkout') === 'canceled',
 		signedIn: Boolean(clerkId),
-		currentPlan: overview?.state.has_subscription ? overview.state.plan : null,
+		// The plan and the period it is billed in: the same plan in the other period is not what they have.
+		current: overview?.state.has_subscription && overview.interval ? { plan: overview.state.plan, interval: overview.interval } : null,
 		planUnavailable: overview?.unavailable ?? false,
 		// Signed-out visitors see the trial they would get; signed-in users only if they still can.
 		trialOffered: overview ? overview.trialEligible : true,
@@ -59,7 +60,7 @@ export async function action(args: ActionFunctionArgs) {
 }
 
 export default function PricingPage() {
-	const { interval, canceled, currentPlan, planUnavailable, trialOffered } = useLoaderData<typeof loader>()
+	const { interval, canceled, current, planUnavailable, trialOffered } = useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const submitting = usePendingSubmission()?.get('intent')
 	// One checkout at a time: every billing button waits while one is on its way to the processor.
@@ -98,8 +99,8 @@ export default function PricingPage() {
 						plan={PLAN_TABLE[id]}
 						interval={interval}
 						trialOffered={trialOffered}
-						isCurrent={currentPlan === id}
-						subscribed={currentPlan !== null}
+						currentIn={current?.plan === id ? current.interval : null}
+						subscribed={current !== null}
 						busy={busy}
 						action={formAction}
 					/>

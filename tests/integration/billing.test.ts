@@ -593,6 +593,32 @@ describe('identity', () => {
 	})
 })
 
+/** The server-rendered card of `plan` on the pricing page. */
+function planCard(html: string, plan: string) {
+	const start = html.indexOf(`aria-labelledby="plan-${plan}"`)
+	expect(start, `no card for ${plan}`).toBeGreaterThan(-1)
+	return html.slice(start, html.indexOf('</section>', start))
+}
+
+describe('the pricing page for a subscriber', () => {
+	test('marks the plan in the period it is billed; the same plan in the other period says how to switch', async () => {
+		const { userId } = await subscribedUser('team', 'year')
+		const page = async (interval: string) => (await fetch(`${app.url}/pricing?interval=${interval}`, { headers: auth(userId) })).text()
+
+		const yearly = planCard(await page('year'), 'team')
+		expect(yearly).toContain('Your plan')
+		expect(yearly).toContain('Manage billing')
+
+		const monthly = planCard(await page('month'), 'team')
+		expect(monthly).not.toContain('Your plan')
+		expect(monthly).not.toContain('Manage billing</button>')
+		expect(monthly).toContain('You have Team billed yearly.')
+		expect(monthly).toContain('href="/account"')
+		// Other plans say what they said before, in both periods.
+		expect(planCard(await page('month'), 'solo')).toContain('Switch plans from Manage billing.')
+	})
+})
+
 describe('without processor keys', () => {
 	test('checkout and the webhook answer 503 processor_not_configured', async () => {
 		const { STRIPE_SECRET_KEY: _s, STRIPE_WEBHOOK_SECRET: _w, ...env } = standIns.env
