@@ -1,5 +1,6 @@
 import { Form } from '@remix-run/react'
 import { useEffect, useRef, useState } from 'react'
+import { useHydrated } from '#app/utils/hydrated.ts'
 import { DELETION_REASON_MAX } from '#app/utils/validation/limits.ts'
 import { formatDate } from './billing-summary.tsx'
 import { ErrorSummary } from './error-summary.tsx'
@@ -18,6 +19,9 @@ type Props = {
 
 export function DeletionRequestSection({ pending, errors, values, busy, action }: Props) {
 	const [reasonLength, setReasonLength] = useState((values.reason ?? '').length)
+	// Without JavaScript a count would never follow the typing, yet the field is described by it: the
+	// server states the limit, and the live count replaces it once the page is hydrated.
+	const hydrated = useHydrated()
 	// Filed with JavaScript, the form (and the button that had focus) gives way to the notice: focus it.
 	// Not when the page loads with a request already pending.
 	const noticeRef = useRef<HTMLDivElement>(null)
@@ -64,7 +68,7 @@ export function DeletionRequestSection({ pending, errors, values, busy, action }
 							maxLength={DELETION_REASON_MAX}
 							defaultValue={values.reason}
 							error={errors.reason}
-							hint={`${reasonLength} of ${DELETION_REASON_MAX} characters`}
+							hint={hydrated ? `${reasonLength} of ${DELETION_REASON_MAX} characters` : `Up to ${DELETION_REASON_MAX} characters`}
 							onChange={(event) => setReasonLength(event.currentTarget.value.length)}
 						/>
 						<div>
