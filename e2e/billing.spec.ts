@@ -155,9 +155,14 @@ for (const javaScriptEnabled of [true, false]) {
 
 		test('signed out: subscribing asks to sign in first and comes back to the same period', async ({ page }) => {
 			await page.goto('/pricing?interval=year')
+			// Before the click, the page says a trial needs an account.
+			await expect(page.getByText('You need a Callsheet account to start a free trial')).toBeVisible()
 			await planCard(page, 'Studio').getByRole('button', { name: 'Start free trial of Studio, billed yearly' }).click()
 			await expect(page).toHaveURL(/\/sign-in\?redirect_url=%2Fpricing%3Finterval%3Dyear$/)
 			await expect(page.getByRole('heading', { level: 1, name: 'Sign in' })).toBeVisible()
+			// …and the sign-in page says why the visitor is there.
+			await expect(page.getByText('Sign in or create an account to start your free trial.')).toBeVisible()
+			await screenshotAtViewports(page, `sign-in-for-trial${suffix}`)
 		})
 	})
 }

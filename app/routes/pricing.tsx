@@ -60,7 +60,7 @@ export async function action(args: ActionFunctionArgs) {
 }
 
 export default function PricingPage() {
-	const { interval, canceled, current, planUnavailable, trialOffered } = useLoaderData<typeof loader>()
+	const { interval, canceled, current, planUnavailable, trialOffered, signedIn } = useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const submitting = usePendingSubmission()?.get('intent')
 	// One checkout at a time: every billing button waits while one is on its way to the processor.
@@ -72,6 +72,10 @@ export default function PricingPage() {
 		<div className="stack">
 			<h1>Plans and pricing</h1>
 			<p className="lead">Every plan includes every tool. Plans differ in daily credits for breakdowns, schedules and exports.</p>
+			{signedIn ? null : (
+				// Said before the click: a plan's button leads to the sign-in page, not to a trial.
+				<p>You need a Callsheet account to start a free trial: choosing a plan asks you to sign in or create one first.</p>
+			)}
 			{canceled ? (
 				<p className="notice" role="status">
 					Checkout was canceled and nothing was charged. Pick a plan whenever you are ready.
