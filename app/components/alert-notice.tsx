@@ -4,6 +4,8 @@ type Props = {
 	children: ReactNode
 	/** Changes with each answer (the action's data): focus moves here again after every refusal. */
 	answer: unknown
+	/** Ends with a link to support: for refusals nothing on the page can fix. */
+	contact?: boolean
 }
 
 /**
@@ -11,7 +13,7 @@ type Props = {
  * renders it without JavaScript, and by an effect with it, since React honours autoFocus on form
  * controls only.
  */
-export function AlertNotice({ children, answer }: Props) {
+export function AlertNotice({ children, answer, contact }: Props) {
 	const ref = useRef<HTMLParagraphElement>(null)
 	useEffect(() => {
 		ref.current?.focus()
@@ -19,6 +21,12 @@ export function AlertNotice({ children, answer }: Props) {
 	return (
 		<p ref={ref} className="notice notice--error" role="alert" tabIndex={-1} autoFocus>
 			{children}
+			{contact ? (
+				<>
+					{' '}
+					<a href="/contact">Contact support</a> if you have a question about plans or billing.
+				</>
+			) : null}
 		</p>
 	)
 }

@@ -45,6 +45,8 @@ type ActionData = {
 	notice: string | null
 	/** Where to sign in again, shown after the notice when the session has ended. */
 	signInHref?: string
+	/** The notice ends with a link to support. */
+	contact?: boolean
 	errors: Record<string, string>
 	values: Record<string, string>
 }
@@ -71,7 +73,7 @@ export async function action(args: ActionFunctionArgs) {
 	if (intent === 'portal') {
 		const result = await portalFromForm(user)
 		if (result instanceof Response) return result
-		return refuse({ notice: result.notice, errors: {}, values: {} }, noticeInit(result))
+		return refuse({ notice: result.notice, contact: result.contact, errors: {}, values: {} }, noticeInit(result))
 	}
 	if (intent !== 'delete-request') return refuse({ notice: 'Unknown action.', errors: {}, values: {} }, { status: 400 })
 
@@ -120,7 +122,7 @@ export default function AccountPage() {
 				</p>
 			) : null}
 			{data?.notice ? (
-				<AlertNotice answer={data}>
+				<AlertNotice answer={data} contact={data.contact}>
 					{data.notice}
 					{data.signInHref ? (
 						<>

@@ -56,7 +56,7 @@ export async function action(args: ActionFunctionArgs) {
 				? await portalFromForm(user)
 				: { notice: 'Unknown action.', status: 400 }
 	if (result instanceof Response) return result
-	return recordRefusal(args.context, json({ notice: result.notice }, noticeInit(result)))
+	return recordRefusal(args.context, json({ notice: result.notice, contact: result.contact ?? false }, noticeInit(result)))
 }
 
 export default function PricingPage() {
@@ -87,7 +87,11 @@ export default function PricingPage() {
 					your account once this page shows it again.
 				</p>
 			) : null}
-			{data?.notice ? <AlertNotice answer={data}>{data.notice}</AlertNotice> : null}
+			{data?.notice ? (
+				<AlertNotice answer={data} contact={data.contact}>
+					{data.notice}
+				</AlertNotice>
+			) : null}
 			<nav aria-label="Billing period" className="segmented">
 				<a href="?interval=month" aria-current={interval === 'month' ? 'page' : undefined}>
 					Monthly

@@ -4,7 +4,7 @@ import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl, readStored, withDatabase } from '../support/database.ts'
 import { until } from '../support/deadline.ts'
-import { postJson } from '../support/http.ts'
+import { postForm, postJson } from '../support/http.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 
 let standIns: StandIns
@@ -630,6 +630,27 @@ describe('without processor keys', () => {
 			const hook = await postJson(`${bare.url}/api/billing/webhook`, '{}', { 'Stripe-Signature': 't=1,v1=x' })
 			expect(hook.status).toBe(503)
 			expect(await hook.json()).toMatchObject({ code: 'processor_not_configured' })
+		} finally {
+			await bare.stop()
+		}
+	})
+})
+
+describe('the pricing page without processor keys', () => {
+	test('a plan button answers 503 with reassurance and somewhere to turn, not jargon', async () => {
+		const { STRIPE_SECRET_KEY: _s, STRIPE_WEBHOOK_SECRET: _w, ...env } = standIns.env
+		const bare = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...env })
+		try {
+			const response = await postForm(
+				`${bare.url}/pricing?interval=month`,
+				{ intent: 'checkout', plan: 'team', interval: 'month' },
+				{ ...auth(newClerkUserId()), Origin: bare.url },
+			)
+			expect(response.status).toBe(503)
+			const html = await response.text()
+			expect(html).not.toContain('Billing is not enabled on this server')
+			expect(html).toContain('Nothing was started and nothing was charged.')
+			expect(html).toMatch(/role="alert"[^>]*>[^]*<a href="\/contact">Contact support<\/a>[^]*<\/p>/)
 		} finally {
 			await bare.stop()
 		}
