@@ -10,6 +10,8 @@ const FIELDS = ['confirmEmail', 'reason'] as const
 
 type Props = {
 	pending: { requestId: string; submittedAt: string } | null
+	/** The page is the confirmation of a request just filed: its notice takes focus (autofocus without JavaScript). */
+	justFiled: boolean
 	errors: Record<string, string>
 	values: Record<string, string>
 	busy: boolean
@@ -17,7 +19,7 @@ type Props = {
 	action: string
 }
 
-export function DeletionRequestSection({ pending, errors, values, busy, action }: Props) {
+export function DeletionRequestSection({ pending, justFiled, errors, values, busy, action }: Props) {
 	const [reasonLength, setReasonLength] = useState((values.reason ?? '').length)
 	// Without JavaScript a count would never follow the typing, yet the field is described by it: the
 	// server states the limit, and the live count replaces it once the page is hydrated.
@@ -34,7 +36,7 @@ export function DeletionRequestSection({ pending, errors, values, busy, action }
 		<section className="card stack danger" aria-labelledby="deletion-heading">
 			<h2 id="deletion-heading">Delete your account</h2>
 			{pending ? (
-				<div ref={noticeRef} className="notice notice--ok stack" role="status" tabIndex={-1}>
+				<div ref={noticeRef} className="notice notice--ok stack" role="status" tabIndex={-1} autoFocus={justFiled}>
 					<p>
 						You asked for your account to be deleted on {formatDate(pending.submittedAt)}. A person on our team will process it once your
 						billing has settled; we will email you when it is done. (Reference {pending.requestId})
