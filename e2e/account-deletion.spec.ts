@@ -89,7 +89,8 @@ for (const javaScriptEnabled of [true, false]) {
 			await submit.click()
 			// Refused: the title says so first; a summary, focused (by autofocus without JavaScript), links to the field.
 			await expect(page).toHaveTitle('Error: Your account · Callsheet')
-			const summary = zone.getByRole('alert').filter({ has: page.getByRole('heading', { name: 'There is a problem' }) })
+			// Inside the section's h2, the summary's heading is an h3.
+			const summary = zone.getByRole('alert').filter({ has: page.getByRole('heading', { level: 3, name: 'There is a problem' }) })
 			await expect(summary).toBeFocused()
 			await expect(summary.getByRole('link', { name: 'That is not the email address of this account.' })).toHaveAttribute(
 				'href',

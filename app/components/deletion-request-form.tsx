@@ -51,7 +51,7 @@ export function DeletionRequestSection({ pending, justFiled, errors, values, bus
 						This files a request; nothing is deleted right away. A person on our team reviews it after any subscription has ended and
 						payments are settled, then deletes your account and its data. Cancel your subscription in Manage billing first.
 					</p>
-					<ErrorSummary errors={errors} fields={FIELDS} />
+					<ErrorSummary errors={errors} fields={FIELDS} headingLevel={3} />
 					<Form method="post" action={action} noValidate className="stack" aria-label="Request account deletion">
 						<input type="hidden" name="intent" value="delete-request" />
 						<TextField
