@@ -12,6 +12,8 @@ type Props = {
 	pending: { requestId: string; submittedAt: string } | null
 	/** The page is the confirmation of a request just filed: its notice takes focus (autofocus without JavaScript). */
 	justFiled: boolean
+	/** The user has (or had) a billing account: the request waits for their billing to settle. */
+	hasBilling: boolean
 	errors: Record<string, string>
 	values: Record<string, string>
 	busy: boolean
@@ -19,7 +21,7 @@ type Props = {
 	action: string
 }
 
-export function DeletionRequestSection({ pending, justFiled, errors, values, busy, action }: Props) {
+export function DeletionRequestSection({ pending, justFiled, hasBilling, errors, values, busy, action }: Props) {
 	const [reasonLength, setReasonLength] = useState((values.reason ?? '').length)
 	// Without JavaScript a count would never follow the typing, yet the field is described by it: the
 	// server states the limit, and the live count replaces it once the page is hydrated.
@@ -38,8 +40,10 @@ export function DeletionRequestSection({ pending, justFiled, errors, values, bus
 			{pending ? (
 				<div ref={noticeRef} className="notice notice--ok stack" role="status" tabIndex={-1} autoFocus={justFiled}>
 					<p>
-						You asked for your account to be deleted on {formatDate(pending.submittedAt)}. A person on our team will process it once your
-						billing has settled; we will email you when it is done. (Reference {pending.requestId})
+						You asked for your account to be deleted on {formatDate(pending.submittedAt)}.{' '}
+						{/* Only someone with billing has anything to settle first. */}
+						{`A person on our team will process it${hasBilling ? ' once your billing has settled' : ''}; we will email you when it is done.`}{' '}
+						(Reference {pending.requestId})
 					</p>
 					<p>
 						Changed your mind? <a href="/contact">Contact support</a> before then and quote this reference to withdraw the request.

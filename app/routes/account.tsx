@@ -147,12 +147,14 @@ export default function AccountPage() {
 				state={state}
 				cancelAtPeriodEnd={cancelAtPeriodEnd}
 				unavailable={billingUnavailable}
+				deletionPending={pending !== null}
 				busy={submitting === 'portal'}
 				action={ACCOUNT_PATH}
 			/>
 			<DeletionRequestSection
 				pending={pending}
 				justFiled={deletionRequested}
+				hasBilling={state.has_subscription || state.processor_customer_id !== null}
 				errors={data?.errors ?? {}}
 				values={data?.values ?? {}}
 				busy={submitting === 'delete-request'}

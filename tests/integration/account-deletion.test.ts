@@ -166,6 +166,16 @@ describe('what was stored', () => {
 })
 
 describe('the account page without JavaScript', () => {
+	test('with a request pending, a Free user is not told about billing, nor offered plans', async () => {
+		const userId = userWithEmail('free@example.com')
+		expect((await fileRequest(app, userId, { confirmEmail: 'free@example.com' })).status).toBe(200)
+		const html = await (await fetch(`${app.url}/account`, { headers: sessionHeaders(standIns.clerk, userId) })).text()
+		expect(html).toContain('You asked for your account to be deleted on')
+		expect(html).toContain('A person on our team will process it; we will email you when it is done.')
+		expect(html).not.toContain('billing has settled')
+		expect(html).not.toContain('See plans')
+	})
+
 	test('a filed request redirects to its confirmation (Post/Redirect/Get), titled and focused', async () => {
 		const userId = userWithEmail('prg@example.com')
 		const response = await postForm(

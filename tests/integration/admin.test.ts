@@ -65,6 +65,10 @@ describe('/admin/deletion-requests', () => {
 		// Each request is a section headed by whose it is.
 		expect(html).toContain(`<h2 id="request-${first.requestId}">Request from ${first.userId}</h2>`)
 		expect(html).toMatch(/cus_/)
+		// The subscriber's own page says the request waits for billing to settle, and offers no plans.
+		const account = await (await fetch(`${app.url}/account`, { headers: auth(second.userId) })).text()
+		expect(account).toContain('A person on our team will process it once your billing has settled')
+		expect(account).not.toContain('See plans')
 	})
 
 	test('processing is refused while subscribed and allowed after cancellation, with an audit trail', async () => {
