@@ -70,7 +70,8 @@ for (const javaScriptEnabled of [true, false]) {
 			const confirm = zone.getByLabel("Type your account's email address to confirm")
 			const why = zone.getByLabel('Why are you leaving? (optional)')
 			const submit = zone.getByRole('button', { name: 'Request account deletion' })
-			await expect(why).toHaveAccessibleDescription(`0 of ${REASON_MAX} characters`)
+			// The server states the limit; only a hydrated page counts, so nothing reads a count that does not follow the typing.
+			await expect(why).toHaveAccessibleDescription(javaScriptEnabled ? `0 of ${REASON_MAX} characters` : `Up to ${REASON_MAX} characters`)
 			// The user's own address: the browser may offer it.
 			await expect(confirm).toHaveAttribute('autocomplete', 'email')
 			await expect(page).toHaveTitle('Your account · Callsheet')
@@ -88,7 +89,8 @@ for (const javaScriptEnabled of [true, false]) {
 			await submit.click()
 			// Refused: the title says so first; a summary, focused (by autofocus without JavaScript), links to the field.
 			await expect(page).toHaveTitle('Error: Your account · Callsheet')
-			const summary = zone.getByRole('alert').filter({ has: page.getByRole('heading', { name: 'There is a problem' }) })
+			// Inside the section's h2, the summary's heading is an h3.
+			const summary = zone.getByRole('alert').filter({ has: page.getByRole('heading', { level: 3, name: 'There is a problem' }) })
 			await expect(summary).toBeFocused()
 			await expect(summary.getByRole('link', { name: 'That is not the email address of this account.' })).toHaveAttribute(
 				'href',
@@ -98,8 +100,9 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(confirm).toHaveAccessibleDescription('That is not the email address of this account.')
 			await expect(confirm).toHaveValue('someone.else@example.test')
 			await expect(why).toHaveValue(reason)
-			// Without JavaScript the counter comes from the server, counting the kept reason.
-			await expect(why).toHaveAccessibleDescription(`${reason.length} of ${REASON_MAX} characters`)
+			await expect(why).toHaveAccessibleDescription(
+				javaScriptEnabled ? `${reason.length} of ${REASON_MAX} characters` : `Up to ${REASON_MAX} characters`,
+			)
 			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
 			await screenshotAtViewports(page, `account-deletion-wrong-email${suffix}`)
 
@@ -118,10 +121,15 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(filed).toContainText('Contact support before then and quote this reference to withdraw the request.')
 			await expect(filed.getByRole('link', { name: 'Contact support' })).toHaveAttribute('href', '/contact')
 			await expect(submit).toHaveCount(0)
-			await expect(page).toHaveTitle('Your account · Callsheet')
-			// With JavaScript the button that had focus is gone: focus moves to the notice, which is read.
-			if (javaScriptEnabled) await expect(filed).toBeFocused()
-			// Still pending after a fresh load (a GET: reloading a no-JS POST answer would post again).
+			// Post/Redirect/Get: the confirmation is a page of its own, titled and focused (autofocus without JavaScript).
+			await expect(page).toHaveURL(/\/account\?deletion=requested$/)
+			await expect(page).toHaveTitle('Deletion requested · Your account · Callsheet')
+			await expect(filed).toBeFocused()
+			// Reloading it asks for the page again, never posts the form again.
+			const reloaded = await page.reload()
+			expect(reloaded?.request().method()).toBe('GET')
+			await expect(dangerZone(page).getByRole('status')).toContainText('You asked for your account to be deleted on')
+			// Still pending after a fresh load of the bare page.
 			await page.goto('/account')
 			await expect(dangerZone(page).getByRole('status')).toContainText('You asked for your account to be deleted on')
 			if (javaScriptEnabled) await settle(page)
@@ -149,9 +157,13 @@ for (const javaScriptEnabled of [true, false]) {
 			await screenshotAtViewports(page, `admin-deletion-requests${suffix}`)
 
 			// Every request's button says whose it is.
+			await expect(request.getByRole('heading', { level: 2, name: `Request from ${userId}` })).toBeVisible()
 			await request.getByRole('button', { name: `Mark processed (request from ${userId})`, exact: true }).click()
-			await expect(page.getByRole('status')).toHaveText('Marked processed.')
-			if (javaScriptEnabled) await expect(page.getByRole('status')).toBeFocused()
+			// The outcome names the request, and is focused (autofocus without JavaScript) on a page of its own.
+			await expect(page.getByRole('status')).toHaveText(`Marked the request from ${userId} processed.`)
+			await expect(page.getByRole('status')).toBeFocused()
+			await expect(page).toHaveURL(/\/admin\/deletion-requests\?processed=[0-9a-f-]{36}$/)
+			expect((await page.reload())?.request().method()).toBe('GET')
 			await expect(request).toHaveCount(0)
 			await page.goto('/admin/deletion-requests')
 			await expect(page.getByRole('heading', { level: 1, name: 'Pending deletion requests' })).toBeVisible()

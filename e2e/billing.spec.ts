@@ -117,6 +117,12 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(planCard(page, 'Team').getByRole('button', { name: 'Manage billing' })).toBeVisible()
 			await expect(planCard(page, 'Solo')).toContainText('Switch plans from Manage billing.')
 			await expect(page.getByRole('button', { name: /, billed (monthly|yearly)$/ })).toHaveCount(0)
+			// Billed yearly: Team billed monthly is not their plan; its card says how to switch.
+			await page.getByRole('navigation', { name: 'Billing period' }).getByRole('link', { name: 'Monthly' }).click()
+			await expect(planCard(page, 'Team')).toContainText('You have Team billed yearly.')
+			await expect(page.getByText('Your plan')).toHaveCount(0)
+			await expect(page.getByRole('button', { name: 'Manage billing' })).toHaveCount(0)
+			await screenshotAtViewports(page, `pricing-subscribed-other-period${suffix}`)
 
 			// Manage billing from the account page: the fake customer portal, and back.
 			await page.goto('/account')
@@ -149,9 +155,14 @@ for (const javaScriptEnabled of [true, false]) {
 
 		test('signed out: subscribing asks to sign in first and comes back to the same period', async ({ page }) => {
 			await page.goto('/pricing?interval=year')
+			// Before the click, the page says a trial needs an account.
+			await expect(page.getByText('You need a Callsheet account to start a free trial')).toBeVisible()
 			await planCard(page, 'Studio').getByRole('button', { name: 'Start free trial of Studio, billed yearly' }).click()
 			await expect(page).toHaveURL(/\/sign-in\?redirect_url=%2Fpricing%3Finterval%3Dyear$/)
 			await expect(page.getByRole('heading', { level: 1, name: 'Sign in' })).toBeVisible()
+			// …and the sign-in page says why the visitor is there.
+			await expect(page.getByText('Sign in or create an account to start your free trial.')).toBeVisible()
+			await screenshotAtViewports(page, `sign-in-for-trial${suffix}`)
 		})
 	})
 }

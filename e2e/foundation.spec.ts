@@ -237,3 +237,23 @@ test.describe('error pages say whether trying again can help', () => {
 		await screenshotAtViewports(page, 'error-413-nojs')
 	})
 })
+
+for (const javaScriptEnabled of [true, false]) {
+	test.describe(`the 404 page signed in, JavaScript ${javaScriptEnabled ? 'on' : 'off'}`, () => {
+		skipWithoutBrowser()
+		test.use({ javaScriptEnabled })
+
+		test('the header offers the account, not sign-in', async ({ page, consoleErrors }) => {
+			await signIn(page, `user_e2e_404_${javaScriptEnabled ? 'js' : 'nojs'}_${Math.random().toString(36).slice(2, 8)}`)
+			expect((await page.goto('/no-such-page'))?.status()).toBe(404)
+			await expect(page.getByRole('heading', { level: 1, name: 'Page not found' })).toBeVisible()
+			await expectMainNav(page, 'signed-in')
+			if (javaScriptEnabled) {
+				// Still so once hydrated.
+				await settle(page)
+				await expectMainNav(page, 'signed-in')
+				expectNoUnexpectedConsoleErrors(consoleErrors.filter((e) => !/status of 404/.test(e.text)))
+			}
+		})
+	})
+}

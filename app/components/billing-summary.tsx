@@ -28,11 +28,13 @@ type Props = {
 	cancelAtPeriodEnd: boolean
 	/** The stored state could not be read: say so, rather than show a paying customer "Free". */
 	unavailable: boolean
+	/** The user asked for their account to be deleted: offering plans would contradict it. */
+	deletionPending: boolean
 	busy: boolean
 	action: string
 }
 
-export function BillingSummary({ state, cancelAtPeriodEnd, unavailable, busy, action }: Props) {
+export function BillingSummary({ state, cancelAtPeriodEnd, unavailable, deletionPending, busy, action }: Props) {
 	const ends = state.current_period_end ? formatDate(state.current_period_end) : null
 	const endLabel = periodEndLabel(state.status, cancelAtPeriodEnd)
 	if (unavailable) {
@@ -68,7 +70,7 @@ export function BillingSummary({ state, cancelAtPeriodEnd, unavailable, busy, ac
 			) : null}
 			<div style={{ display: 'flex', gap: '0.75rem', flexWrap: 'wrap' }}>
 				{state.processor_customer_id ? <ManageBillingButton busy={busy} action={action} /> : null}
-				{!state.has_subscription ? (
+				{!state.has_subscription && !deletionPending ? (
 					<a className="button" href="/pricing">
 						See plans
 					</a>

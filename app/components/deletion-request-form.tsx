@@ -1,5 +1,6 @@
 import { Form } from '@remix-run/react'
 import { useEffect, useRef, useState } from 'react'
+import { useHydrated } from '#app/utils/hydrated.ts'
 import { DELETION_REASON_MAX } from '#app/utils/validation/limits.ts'
 import { formatDate } from './billing-summary.tsx'
 import { ErrorSummary } from './error-summary.tsx'
@@ -9,6 +10,10 @@ const FIELDS = ['confirmEmail', 'reason'] as const
 
 type Props = {
 	pending: { requestId: string; submittedAt: string } | null
+	/** The page is the confirmation of a request just filed: its notice takes focus (autofocus without JavaScript). */
+	justFiled: boolean
+	/** The user has (or had) a billing account: the request waits for their billing to settle. */
+	hasBilling: boolean
 	errors: Record<string, string>
 	values: Record<string, string>
 	busy: boolean
@@ -16,8 +21,11 @@ type Props = {
 	action: string
 }
 
-export function DeletionRequestSection({ pending, errors, values, busy, action }: Props) {
+export function DeletionRequestSection({ pending, justFiled, hasBilling, errors, values, busy, action }: Props) {
 	const [reasonLength, setReasonLength] = useState((values.reason ?? '').length)
+	// Without JavaScript a count would never follow the typing, yet the field is described by it: the
+	// server states the limit, and the live count replaces it once the page is hydrated.
+	const hydrated = useHydrated()
 	// Filed with JavaScript, the form (and the button that had focus) gives way to the notice: focus it.
 	// Not when the page loads with a request already pending.
 	const noticeRef = useRef<HTMLDivElement>(null)
@@ -30,10 +38,12 @@ export function DeletionRequestSection({ pending, errors, values, busy, action }
 		<section className="card stack danger" aria-labelledby="deletion-heading">
 			<h2 id="deletion-heading">Delete your account</h2>
 			{pending ? (
-				<div ref={noticeRef} className="notice notice--ok stack" role="status" tabIndex={-1}>
+				<div ref={noticeRef} className="notice notice--ok stack" role="status" tabIndex={-1} autoFocus={justFiled}>
 					<p>
-						You asked for your account to be deleted on {formatDate(pending.submittedAt)}. A person on our team will process it once your
-						billing has settled; we will email you when it is done. (Reference {pending.requestId})
+						You asked for your account to be deleted on {formatDate(pending.submittedAt)}.{' '}
+						{/* Only someone with billing has anything to settle first. */}
+						{`A person on our team will process it${hasBilling ? ' once your billing has settled' : ''}; we will email you when it is done.`}{' '}
+						(Reference {pending.requestId})
 					</p>
 					<p>
 						Changed your mind? <a href="/contact">Contact support</a> before then and quote this reference to withdraw the request.
@@ -45,7 +55,7 @@ export function DeletionRequestSection({ pending, errors, values, busy, action }
 						This files a request; nothing is deleted right away. A person on our team reviews it after any subscription has ended and
 						payments are settled, then deletes your account and its data. Cancel your subscription in Manage billing first.
 					</p>
-					<ErrorSummary errors={errors} fields={FIELDS} />
+					<ErrorSummary errors={errors} fields={FIELDS} headingLevel={3} />
 					<Form method="post" action={action} noValidate className="stack" aria-label="Request account deletion">
 						<input type="hidden" name="intent" value="delete-request" />
 						<TextField
@@ -64,7 +74,7 @@ export function DeletionRequestSection({ pending, errors, values, busy, action }
 							maxLength={DELETION_REASON_MAX}
 							defaultValue={values.reason}
 							error={errors.reason}
-							hint={`${reasonLength} of ${DELETION_REASON_MAX} characters`}
+							hint={hydrated ? `${reasonLength} of ${DELETION_REASON_MAX} characters` : `Up to ${DELETION_REASON_MAX} characters`}
 							onChange={(event) => setReasonLength(event.currentTarget.value.length)}
 						/>
 						<div>

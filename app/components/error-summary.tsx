@@ -5,6 +5,8 @@ type Props = {
 	errors: Record<string, string>
 	/** The form's fields in the order they appear; each input's id is its name. */
 	fields: readonly string[]
+	/** The heading's level: one below the section the form sits in (an h2 section's summary has an h3). */
+	headingLevel?: 2 | 3
 }
 
 /**
@@ -13,7 +15,8 @@ type Props = {
  * submission made with JavaScript, focus moves to it again each time the errors change.
  * https://design-system.service.gov.uk/components/error-summary/
  */
-export function ErrorSummary({ errors, fields }: Props) {
+export function ErrorSummary({ errors, fields, headingLevel = 2 }: Props) {
+	const Heading = headingLevel === 3 ? 'h3' : 'h2'
 	const ref = useRef<HTMLDivElement>(null)
 	const invalid = fields.filter((field) => errors[field])
 	useEffect(() => {
@@ -22,7 +25,7 @@ export function ErrorSummary({ errors, fields }: Props) {
 	if (invalid.length === 0) return null
 	return (
 		<div ref={ref} className="error-summary" role="alert" tabIndex={-1} autoFocus aria-labelledby="error-summary-heading">
-			<h2 id="error-summary-heading">There is a problem</h2>
+			<Heading id="error-summary-heading">There is a problem</Heading>
 			<ul>
 				{invalid.map((field) => (
 					<li key={field}>

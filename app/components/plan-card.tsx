@@ -6,7 +6,8 @@ type Props = {
 	plan: PlanDetails
 	interval: Interval
 	trialOffered: boolean
-	isCurrent: boolean
+	/** The period in which this plan is the user's (null: not their plan). */
+	currentIn: Interval | null
 	/** A subscriber manages their plan in the portal instead of subscribing again. */
 	subscribed: boolean
 	busy: boolean
@@ -19,10 +20,13 @@ export function priceLabel(plan: PlanDetails, interval: Interval) {
 	return `$${amount.toLocaleString('en-US')}`
 }
 
-export function PlanCard({ plan, interval, trialOffered, isCurrent, subscribed, busy, action }: Props) {
+const BILLED: Record<Interval, string> = { month: 'monthly', year: 'yearly' }
+
+export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, busy, action }: Props) {
 	const headingId = `plan-${plan.id}`
 	const trial = trialOffered && plan.trialDays > 0
-	const billed = interval === 'year' ? 'yearly' : 'monthly'
+	const billed = BILLED[interval]
+	const isCurrent = currentIn === interval
 	return (
 		<section className={`card plan${isCurrent ? ' plan--current' : ''}`} aria-labelledby={headingId}>
 			<h2 id={headingId}>
@@ -42,6 +46,12 @@ export function PlanCard({ plan, interval, trialOffered, isCurrent, subscribed, 
 			) : subscribed ? (
 				isCurrent ? (
 					<ManageBillingButton busy={busy} action={action} />
+				) : currentIn ? (
+					// Their plan in the other period: not theirs as shown here. The portal switches the period.
+					<p className="plan__action field__hint">
+						{`You have ${plan.name} billed ${BILLED[currentIn]}. To be billed ${billed} instead, use Manage billing on `}
+						<a href="/account">your account</a>.
+					</p>
 				) : (
 					<p className="plan__action field__hint">Switch plans from Manage billing.</p>
 				)

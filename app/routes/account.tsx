@@ -1,5 +1,6 @@
-import { json, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
+import { json, redirect, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
 import { useActionData, useLoaderData } from '@remix-run/react'
+import { AlertNotice } from '#app/components/alert-notice.tsx'
 import { BillingSummary } from '#app/components/billing-summary.tsx'
 import { DeletionRequestSection } from '#app/components/deletion-request-form.tsx'
 import { fileDeletionRequest, pendingDeletionRequest } from '#app/modules/account-deletion/deletion.server.ts'
@@ -18,8 +19,17 @@ import { deletionRequestSchema } from '#app/utils/validation/account.ts'
 // would settle the checkout again and thank the user again above an error.
 const ACCOUNT_PATH = '/account'
 
+// Where a filed deletion request lands (Post/Redirect/Get, as the contact page does): reloading the
+// confirmation asks for the page again instead of posting the form again.
+const DELETION_REQUESTED_PATH = '/account?deletion=requested'
+
 export const meta: MetaFunction<typeof loader> = ({ data }) =>
-	pageMeta('Your account', 'Your Callsheet plan and billing, and how to ask for your account to be deleted.', { error: data?.refused })
+	data?.deletionRequested
+		? pageMeta(
+				'Deletion requested · Your account',
+				'Your request to delete your Callsheet account was received; we email you when it is done.',
+			)
+		: pageMeta('Your account', 'Your Callsheet plan and billing, and how to ask for your account to be deleted.', { error: data?.refused })
 
 export const headers: HeadersFunction = passRetryAfter
 
@@ -36,6 +46,8 @@ export async function loader(args: LoaderFunctionArgs) {
 		cancelAtPeriodEnd: overview.cancelAtPeriodEnd,
 		billingUnavailable: overview.unavailable,
 		pending: pending ? { requestId: pending.requestId, submittedAt: pending.submittedAt.toISOString() } : null,
+		// Only while the request is pending: the address alone confirms nothing.
+		deletionRequested: url.searchParams.get('deletion') === 'requested' && pending !== null,
 		refused: answersRefusal(args.context),
 	})
 }
@@ -44,6 +56,8 @@ type ActionData = {
 	notice: string | null
 	/** Where to sign in again, shown after the notice when the session has ended. */
 	signInHref?: string
+	/** The notice ends with a link to support. */
+	contact?: boolean
 	errors: Record<string, string>
 	values: Record<string, string>
 }
@@ -70,7 +84,7 @@ export async function action(args: ActionFunctionArgs) {
 	if (intent === 'portal') {
 		const result = await portalFromForm(user)
 		if (result instanceof Response) return result
-		return refuse({ notice: result.notice, errors: {}, values: {} }, noticeInit(result))
+		return refuse({ notice: result.notice, contact: result.contact, errors: {}, values: {} }, noticeInit(result))
 	}
 	if (intent !== 'delete-request') return refuse({ notice: 'Unknown action.', errors: {}, values: {} }, { status: 400 })
 
@@ -78,7 +92,7 @@ export async function action(args: ActionFunctionArgs) {
 	const parsed = deletionRequestSchema.safeParse(values)
 	if (!parsed.success) return refuse({ notice: null, errors: fieldErrors(parsed.error), values }, { status: 400 })
 	const result = await fileDeletionRequest({ user }, parsed.data)
-	if (result.status === 'ok') return json<ActionData>({ notice: null, errors: {}, values: {} })
+	if (result.status === 'ok') return redirect(DELETION_REQUESTED_PATH, 303)
 	if (result.status === 'table-missing') {
 		return refuse(
 			{ notice: 'Account deletion is not available on this server yet. Please contact support.', errors: {}, values },
@@ -98,7 +112,7 @@ export async function action(args: ActionFunctionArgs) {
 }
 
 export default function AccountPage() {
-	const { returnedFromCheckout, state, cancelAtPeriodEnd, billingUnavailable, pending } = useLoaderData<typeof loader>()
+	const { returnedFromCheckout, state, cancelAtPeriodEnd, billingUnavailable, pending, deletionRequested } = useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const submitting = usePendingSubmission()?.get('intent')
 	const refused = Boolean(data?.notice) || Object.keys(data?.errors ?? {}).length > 0
@@ -119,7 +133,7 @@ export default function AccountPage() {
 				</p>
 			) : null}
 			{data?.notice ? (
-				<p className="notice notice--error" role="alert" tabIndex={-1} autoFocus>
+				<AlertNotice answer={data} contact={data.contact}>
 					{data.notice}
 					{data.signInHref ? (
 						<>
@@ -127,17 +141,20 @@ export default function AccountPage() {
 							<a href={data.signInHref}>Sign in again</a> and try once more.
 						</>
 					) : null}
-				</p>
+				</AlertNotice>
 			) : null}
 			<BillingSummary
 				state={state}
 				cancelAtPeriodEnd={cancelAtPeriodEnd}
 				unavailable={billingUnavailable}
+				deletionPending={pending !== null}
 				busy={submitting === 'portal'}
 				action={ACCOUNT_PATH}
 			/>
 			<DeletionRequestSection
 				pending={pending}
+				justFiled={deletionRequested}
+				hasBilling={state.has_subscription || state.processor_customer_id !== null}
 				errors={data?.errors ?? {}}
 				values={data?.values ?? {}}
 				busy={submitting === 'delete-request'}

@@ -1,14 +1,21 @@
-import { json, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
+import { json, redirect, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
 import { Form, useActionData, useLoaderData } from '@remix-run/react'
 import { useEffect, useRef } from 'react'
 import { formatDate, STATUS_LABEL } from '#app/components/billing-summary.tsx'
-import { listPendingDeletionRequests, markDeletionRequestProcessed } from '#app/modules/account-deletion/admin.server.ts'
+import {
+	listPendingDeletionRequests,
+	markDeletionRequestProcessed,
+	processedRequestOwner,
+	type ProcessResult,
+} from '#app/modules/account-deletion/admin.server.ts'
 import { PLAN_TABLE } from '#app/modules/billing/plans.ts'
 import { requireAdmin } from '#app/utils/auth.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
 import { readForm } from '#app/utils/forms.server.ts'
 import { pageMeta } from '#app/utils/page-meta.ts'
 import { usePendingSubmission } from '#app/utils/pending-submission.ts'
+
+const PAGE_PATH = '/admin/deletion-requests'
 
 export const meta: MetaFunction<typeof loader> = ({ data }) => [
 	...pageMeta('Deletion requests · Admin', 'Pending account deletion requests, for Callsheet administrators.', { error: data?.refused }),
@@ -17,58 +24,69 @@ export const meta: MetaFunction<typeof loader> = ({ data }) => [
 
 export async function loader(args: LoaderFunctionArgs) {
 	await requireAdmin(args)
-	const pending = await listPendingDeletionRequests()
+	// After processing, the action redirects here (Post/Redirect/Get): the outcome is read back from
+	// the database, so the address alone cannot make the page claim anything.
+	const processedId = new URL(args.request.url).searchParams.get('processed')
+	const [pending, processedFor] = await Promise.all([
+		listPendingDeletionRequests(),
+		processedId ? processedRequestOwner(processedId) : null,
+	])
 	return json({
 		pending: pending.map((row) => ({ ...row, submittedAt: row.submittedAt.toISOString() })),
+		processed:
+			processedId && processedFor ? { requestId: processedId, message: `Marked the request from ${processedFor} processed.` } : null,
 		refused: answersRefusal(args.context),
 	})
 }
 
-const REFUSALS = {
-	'not-found': 'That request does not exist.',
-	'already-processed': 'That request was already processed.',
-	'still-subscribed': 'Refused: this user still has an active, trialing or past-due subscription. Cancel it in Stripe first.',
-} as const
+type Refusal = Extract<ProcessResult, { status: 'error' }>
+
+function refusalMessage(result: Refusal) {
+	if (result.code === 'not-found') return 'That request does not exist.'
+	if (result.code === 'already-processed') return `The request from ${result.clerkId} was already processed.`
+	return `Refused: the request from ${result.clerkId} cannot be processed while they still have an active, trialing or past-due subscription. Cancel it in Stripe first.`
+}
 
 export async function action(args: ActionFunctionArgs) {
 	const adminId = await requireAdmin(args)
 	const form = await readForm(args.request)
-	if (form.get('intent') !== 'mark-processed')
-		return recordRefusal(args.context, json({ message: 'Unknown action.', ok: false }, { status: 400 }))
-	const result = await markDeletionRequestProcessed(String(form.get('requestId') ?? ''), adminId)
-	if (result.status === 'ok') return json({ message: 'Marked processed.', ok: true })
-	return recordRefusal(
-		args.context,
-		json({ message: REFUSALS[result.code], ok: false }, { status: result.code === 'not-found' ? 404 : 409 }),
-	)
+	if (form.get('intent') !== 'mark-processed') return recordRefusal(args.context, json({ message: 'Unknown action.' }, { status: 400 }))
+	const requestId = String(form.get('requestId') ?? '')
+	const result = await markDeletionRequestProcessed(requestId, adminId)
+	if (result.status === 'ok') return redirect(`${PAGE_PATH}?processed=${requestId}`, 303)
+	return recordRefusal(args.context, json({ message: refusalMessage(result) }, { status: result.code === 'not-found' ? 404 : 409 }))
 }
 
 export default function DeletionRequestsAdmin() {
-	const { pending } = useLoaderData<typeof loader>()
-	const data = useActionData<typeof action>()
+	const { pending, processed } = useLoaderData<typeof loader>()
+	const refusal = useActionData<typeof action>()
 	const processing = usePendingSubmission()?.get('requestId')
-	useErrorTitle(data?.ok === false)
-	// The button that was pressed goes away with its row: focus the outcome instead.
+	useErrorTitle(Boolean(refusal))
+	// The button that was pressed goes away with its row (or the page was loaded anew): focus the
+	// outcome, by autofocus without JavaScript and by this effect with it.
+	const outcome = refusal ?? processed
 	const noticeRef = useRef<HTMLParagraphElement>(null)
 	useEffect(() => {
-		if (data) noticeRef.current?.focus()
-	}, [data])
+		if (outcome) noticeRef.current?.focus()
+	}, [outcome])
 	return (
 		<div className="stack">
 			<h1>Pending deletion requests</h1>
-			{data ? (
+			{outcome ? (
 				<p
 					ref={noticeRef}
-					className={`notice ${data.ok ? 'notice--ok' : 'notice--error'}`}
-					role={data.ok ? 'status' : 'alert'}
+					className={`notice ${refusal ? 'notice--error' : 'notice--ok'}`}
+					role={refusal ? 'alert' : 'status'}
 					tabIndex={-1}
+					autoFocus
 				>
-					{data.message}
+					{outcome.message}
 				</p>
 			) : null}
 			{pending.length === 0 ? <p>No pending requests.</p> : null}
 			{pending.map((row) => (
-				<section key={row.requestId} className="card stack" aria-label={`Request from ${row.clerkId}`}>
+				<section key={row.requestId} className="card stack" aria-labelledby={`request-${row.requestId}`}>
+					<h2 id={`request-${row.requestId}`}>{`Request from ${row.clerkId}`}</h2>
 					<dl className="facts">
 						<dt>User</dt>
 						<dd>{row.clerkId}</dd>
@@ -81,7 +99,8 @@ export default function DeletionRequestsAdmin() {
 						<dt>Reason</dt>
 						<dd>{row.reason ?? '—'}</dd>
 					</dl>
-					<Form method="post">
+					{/* Posts to the bare path: a refusal must not show under the last confirmation's address. */}
+					<Form method="post" action={PAGE_PATH}>
 						<input type="hidden" name="intent" value="mark-processed" />
 						<input type="hidden" name="requestId" value={row.requestId} />
 						<button className="button" type="submit" disabled={processing === row.requestId}>

@@ -1,5 +1,6 @@
 import { json, redirect, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
 import { useActionData, useLoaderData } from '@remix-run/react'
+import { AlertNotice } from '#app/components/alert-notice.tsx'
 import { PlanCard } from '#app/components/plan-card.tsx'
 import { checkoutFromForm, noticeInit, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
 import { PLAN_TABLE, PLANS, type Interval } from '#app/modules/billing/plans.ts'
@@ -33,7 +34,8 @@ export async function loader(args: LoaderFunctionArgs) {
 		interval: intervalOf(url.searchParams.get('interval')),
 		canceled: url.searchParams.get('checkout') === 'canceled',
 		signedIn: Boolean(clerkId),
-		currentPlan: overview?.state.has_subscription ? overview.state.plan : null,
+		// The plan and the period it is billed in: the same plan in the other period is not what they have.
+		current: overview?.state.has_subscription && overview.interval ? { plan: overview.state.plan, interval: overview.interval } : null,
 		planUnavailable: overview?.unavailable ?? false,
 		// Signed-out visitors see the trial they would get; signed-in users only if they still can.
 		trialOffered: overview ? overview.trialEligible : true,
@@ -54,11 +56,11 @@ export async function action(args: ActionFunctionArgs) {
 				? await portalFromForm(user)
 				: { notice: 'Unknown action.', status: 400 }
 	if (result instanceof Response) return result
-	return recordRefusal(args.context, json({ notice: result.notice }, noticeInit(result)))
+	return recordRefusal(args.context, json({ notice: result.notice, contact: result.contact ?? false }, noticeInit(result)))
 }
 
 export default function PricingPage() {
-	const { interval, canceled, currentPlan, planUnavailable, trialOffered } = useLoaderData<typeof loader>()
+	const { interval, canceled, current, planUnavailable, trialOffered, signedIn } = useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const submitting = usePendingSubmission()?.get('intent')
 	// One checkout at a time: every billing button waits while one is on its way to the processor.
@@ -70,6 +72,10 @@ export default function PricingPage() {
 		<div className="stack">
 			<h1>Plans and pricing</h1>
 			<p className="lead">Every plan includes every tool. Plans differ in daily credits for breakdowns, schedules and exports.</p>
+			{signedIn ? null : (
+				// Said before the click: a plan's button leads to the sign-in page, not to a trial.
+				<p>You need a Callsheet account to start a free trial: choosing a plan asks you to sign in or create one first.</p>
+			)}
 			{canceled ? (
 				<p className="notice" role="status">
 					Checkout was canceled and nothing was charged. Pick a plan whenever you are ready.
@@ -82,9 +88,9 @@ export default function PricingPage() {
 				</p>
 			) : null}
 			{data?.notice ? (
-				<p className="notice notice--error" role="alert" tabIndex={-1} autoFocus>
+				<AlertNotice answer={data} contact={data.contact}>
 					{data.notice}
-				</p>
+				</AlertNotice>
 			) : null}
 			<nav aria-label="Billing period" className="segmented">
 				<a href="?interval=month" aria-current={interval === 'month' ? 'page' : undefined}>
@@ -101,8 +107,8 @@ export default function PricingPage() {
 						plan={PLAN_TABLE[id]}
 						interval={interval}
 						trialOffered={trialOffered}
-						isCurrent={currentPlan === id}
-						subscribed={currentPlan !== null}
+						currentIn={current?.plan === id ? current.interval : null}
+						subscribed={current !== null}
 						busy={busy}
 						action={formAction}
 					/>

@@ -1,18 +1,38 @@
 import { ClerkLoaded, ClerkLoading, SignIn } from '@clerk/remix'
 import { useEffect, useState } from 'react'
 import type { MetaFunction } from '@remix-run/node'
-import { useRouteLoaderData } from '@remix-run/react'
+import { useLocation, useRouteLoaderData } from '@remix-run/react'
 import { useHydrated } from '#app/utils/hydrated.ts'
 import { pageMeta } from '#app/utils/page-meta.ts'
 
 export const meta: MetaFunction = () =>
 	pageMeta('Sign in', 'Sign in to Callsheet to see your plan, manage billing and look after your account.')
 
+/**
+ * Why the visitor was sent here, read from where they will return to (redirect_url, relative or
+ * absolute). Without JavaScript the page can only say that signing in needs it, so this is the context.
+ */
+function signInReason(search: string): string | null {
+	const target = new URLSearchParams(search).get('redirect_url')
+	if (!target) return null
+	let pathname: string
+	try {
+		pathname = new URL(target, 'http://callsheet.invalid').pathname
+	} catch {
+		return null // not an address: no reason to give
+	}
+	if (pathname === '/pricing') return 'Sign in or create an account to start your free trial. You come back to the plans afterwards.'
+	if (pathname === '/account') return 'Sign in to see your plan and billing, or to look after your account.'
+	return null
+}
+
 export default function SignInPage() {
 	const root = useRouteLoaderData<{ clerkConfigured: boolean }>('root')
+	const reason = signInReason(useLocation().search)
 	return (
 		<div className="stack">
 			<h1>Sign in</h1>
+			{reason ? <p className="lead">{reason}</p> : null}
 			{root?.clerkConfigured ? (
 				<>
 					<noscript>

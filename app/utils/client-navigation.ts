@@ -23,16 +23,28 @@ export function useReloadWhenRestoredMidNavigation() {
 }
 
 /**
+ * Whether focus already sits on (or in) an alert or status that the page moved it to in this
+ * render: an error summary, a refused form's notice, a confirmation. Those say what happened and
+ * where; a page's own effects run before this root one, so they have already taken focus.
+ */
+function pageFocusedItsMessage() {
+	const active = document.activeElement
+	return active instanceof HTMLElement && active.closest('main [role="alert"], main [role="status"]') !== null
+}
+
+/**
  * A client-side page change is silent for screen readers and leaves focus on the link that was
- * followed: move focus to the new page's heading (else to <main>). Not on the first load, and not on
- * a change of #fragment only (an error summary's links move focus to their field themselves).
+ * followed: move focus to the new page's heading (else to <main>). Not on the first load, not on
+ * a change of #fragment only (an error summary's links move focus to their field themselves), and
+ * not when the new page focused its own message: a form posts to the bare path (/account, not
+ * /account?checkout=success…), so a refusal changes the address too.
  */
 export function useFocusPageOnNavigation() {
 	const { pathname, search } = useLocation()
 	const page = `${pathname}${search}`
 	const previous = useRef<string | null>(null)
 	useEffect(() => {
-		if (previous.current !== null && previous.current !== page) {
+		if (previous.current !== null && previous.current !== page && !pageFocusedItsMessage()) {
 			const target = document.querySelector<HTMLElement>('main h1') ?? document.getElementById('main')
 			if (target && !target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1')
 			target?.focus()

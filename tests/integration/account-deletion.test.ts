@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
-import { postJson } from '../support/http.ts'
+import { postForm, postJson } from '../support/http.ts'
 import { sessionCookie } from '../mocks/clerk.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 
@@ -196,6 +196,36 @@ describe('what was stored', () => {
 		expect(JSON.stringify(stored.rows[0])).not.toContain('durable@example.com')
 		expect(stored.rows[0]!.events).toMatchObject([{ action: 'filed', actor: userId }])
 		app = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env })
+	})
+})
+
+describe('the account page without JavaScript', () => {
+	test('with a request pending, a Free user is not told about billing, nor offered plans', async () => {
+		const userId = userWithEmail('free@example.com')
+		expect((await fileRequest(app, userId, { confirmEmail: 'free@example.com' })).status).toBe(200)
+		const html = await (await fetch(`${app.url}/account`, { headers: sessionHeaders(standIns.clerk, userId) })).text()
+		expect(html).toContain('You asked for your account to be deleted on')
+		expect(html).toContain('A person on our team will process it; we will email you when it is done.')
+		expect(html).not.toContain('billing has settled')
+		expect(html).not.toContain('See plans')
+	})
+
+	test('a filed request redirects to its confirmation (Post/Redirect/Get), titled and focused', async () => {
+		const userId = userWithEmail('prg@example.com')
+		const response = await postForm(
+			`${app.url}/account`,
+			{ intent: 'delete-request', confirmEmail: 'prg@example.com', reason: '' },
+			{ ...sessionHeaders(standIns.clerk, userId), Origin: app.url },
+		)
+		expect(response.status).toBe(303)
+		expect(response.headers.get('location')).toBe('/account?deletion=requested')
+		const html = await (await fetch(`${app.url}/account?deletion=requested`, { headers: sessionHeaders(standIns.clerk, userId) })).text()
+		expect(html).toContain('<title>Deletion requested · Your account · Callsheet</title>')
+		expect(html).toMatch(/role="status" tabindex="-1" autofocus=""[^>]*>[^]*You asked for your account to be deleted on/)
+		// The same address without a pending request is the plain page.
+		const other = userWithEmail('nothing@example.com')
+		const plain = await (await fetch(`${app.url}/account?deletion=requested`, { headers: sessionHeaders(standIns.clerk, other) })).text()
+		expect(plain).toContain('<title>Your account · Callsheet</title>')
 	})
 })
 

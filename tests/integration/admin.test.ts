@@ -62,20 +62,34 @@ describe('/admin/deletion-requests', () => {
 		expect(html.indexOf(first.userId)).toBeGreaterThan(-1)
 		expect(html.indexOf(first.userId)).toBeLessThan(html.indexOf(second.userId))
 		expect(html).toMatch(/Team · Free trial/)
+		// Each request is a section headed by whose it is.
+		expect(html).toContain(`<h2 id="request-${first.requestId}">Request from ${first.userId}</h2>`)
 		expect(html).toMatch(/cus_/)
+		// The subscriber's own page says the request waits for billing to settle, and offers no plans.
+		const account = await (await fetch(`${app.url}/account`, { headers: auth(second.userId) })).text()
+		expect(account).toContain('A person on our team will process it once your billing has settled')
+		expect(account).not.toContain('See plans')
 	})
 
 	test('processing is refused while subscribed and allowed after cancellation, with an audit trail', async () => {
 		const { userId, requestId, subscriptionId } = await userWithRequest({ subscribe: true })
 		const refused = await markProcessed(requestId)
 		expect(refused.status).toBe(409)
-		expect(await refused.text()).toContain('still has an active, trialing or past-due subscription')
+		// The refusal names whose request it was, and is focused without JavaScript.
+		expect(await refused.text()).toMatch(
+			new RegExp(
+				`autofocus=""[^>]*>Refused: the request from ${userId} cannot be processed while they still have an active, trialing or past-due subscription`,
+			),
+		)
 
 		const canceled = standIns.stripe.setSubscriptionStatus(subscriptionId!, 'canceled')
 		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))).status).toBe(200)
+		// Post/Redirect/Get: the outcome is a page of its own (reloading it posts nothing), naming the request.
 		const done = await markProcessed(requestId)
-		expect(done.status).toBe(200)
-		expect(await done.text()).toContain('Marked processed.')
+		expect(done.status).toBe(303)
+		expect(done.headers.get('location')).toBe(`/admin/deletion-requests?processed=${requestId}`)
+		const outcome = await (await fetch(`${app.url}${done.headers.get('location')}`, { headers: auth(adminId) })).text()
+		expect(outcome).toMatch(new RegExp(`autofocus=""[^>]*>Marked the request from ${userId} processed.`))
 		expect((await markProcessed(requestId)).status).toBe(409)
 
 		// Filing again after processing is a new pending request, not the processed one.

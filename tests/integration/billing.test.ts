@@ -4,7 +4,7 @@ import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl, readStored, withDatabase } from '../support/database.ts'
 import { until } from '../support/deadline.ts'
-import { postJson } from '../support/http.ts'
+import { postForm, postJson } from '../support/http.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 import { FREE_STATUS } from '../support/status-payloads.ts'
 
@@ -640,6 +640,32 @@ describe('identity', () => {
 	})
 })
 
+/** The server-rendered card of `plan` on the pricing page. */
+function planCard(html: string, plan: string) {
+	const start = html.indexOf(`aria-labelledby="plan-${plan}"`)
+	expect(start, `no card for ${plan}`).toBeGreaterThan(-1)
+	return html.slice(start, html.indexOf('</section>', start))
+}
+
+describe('the pricing page for a subscriber', () => {
+	test('marks the plan in the period it is billed; the same plan in the other period says how to switch', async () => {
+		const { userId } = await subscribedUser('team', 'year')
+		const page = async (interval: string) => (await fetch(`${app.url}/pricing?interval=${interval}`, { headers: auth(userId) })).text()
+
+		const yearly = planCard(await page('year'), 'team')
+		expect(yearly).toContain('Your plan')
+		expect(yearly).toContain('Manage billing')
+
+		const monthly = planCard(await page('month'), 'team')
+		expect(monthly).not.toContain('Your plan')
+		expect(monthly).not.toContain('Manage billing</button>')
+		expect(monthly).toContain('You have Team billed yearly.')
+		expect(monthly).toContain('href="/account"')
+		// Other plans say what they said before, in both periods.
+		expect(planCard(await page('month'), 'solo')).toContain('Switch plans from Manage billing.')
+	})
+})
+
 describe('without processor keys', () => {
 	test('checkout and the webhook answer 503 processor_not_configured', async () => {
 		const { STRIPE_SECRET_KEY: _s, STRIPE_WEBHOOK_SECRET: _w, ...env } = standIns.env
@@ -651,6 +677,27 @@ describe('without processor keys', () => {
 			const hook = await postJson(`${bare.url}/api/billing/webhook`, '{}', { 'Stripe-Signature': 't=1,v1=x' })
 			expect(hook.status).toBe(503)
 			expect(await hook.json()).toMatchObject({ code: 'processor_not_configured' })
+		} finally {
+			await bare.stop()
+		}
+	})
+})
+
+describe('the pricing page without processor keys', () => {
+	test('a plan button answers 503 with reassurance and somewhere to turn, not jargon', async () => {
+		const { STRIPE_SECRET_KEY: _s, STRIPE_WEBHOOK_SECRET: _w, ...env } = standIns.env
+		const bare = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...env })
+		try {
+			const response = await postForm(
+				`${bare.url}/pricing?interval=month`,
+				{ intent: 'checkout', plan: 'team', interval: 'month' },
+				{ ...auth(newClerkUserId()), Origin: bare.url },
+			)
+			expect(response.status).toBe(503)
+			const html = await response.text()
+			expect(html).not.toContain('Billing is not enabled on this server')
+			expect(html).toContain('Nothing was started and nothing was charged.')
+			expect(html).toMatch(/role="alert"[^>]*>[^]*<a href="\/contact">Contact support<\/a>[^]*<\/p>/)
 		} finally {
 			await bare.stop()
 		}

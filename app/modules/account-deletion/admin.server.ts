@@ -38,8 +38,11 @@ export async function listPendingDeletionRequests(): Promise<PendingForAdmin[]> 
 	}))
 }
 
+/** `clerkId`: whose request it is, so the page can name it in its answer. */
 export type ProcessResult =
-	{ status: 'ok'; processedAt: Date } | { status: 'error'; code: 'not-found' | 'already-processed' | 'still-subscribed' }
+	| { status: 'ok'; processedAt: Date; clerkId: string }
+	| { status: 'error'; code: 'not-found' }
+	| { status: 'error'; code: 'already-processed' | 'still-subscribed'; clerkId: string }
 
 /** Marks a pending request processed, refused while the processor still bills the user. */
 export async function markDeletionRequestProcessed(requestId: string, adminId: string): Promise<ProcessResult> {
@@ -47,14 +50,15 @@ export async function markDeletionRequestProcessed(requestId: string, adminId: s
 	return db().$transaction(async (tx) => {
 		const request = await tx.deletionRequest.findUnique({
 			where: { id: requestId },
-			select: { status: true, user: { select: { subscription: { select: { processorStatus: true } } } } },
+			select: { status: true, user: { select: { clerkId: true, subscription: { select: { processorStatus: true } } } } },
 		})
 		if (!request) return { status: 'error', code: 'not-found' } as const
-		if (request.status !== 'pending') return { status: 'error', code: 'already-processed' } as const
+		const { clerkId } = request.user
+		if (request.status !== 'pending') return { status: 'error', code: 'already-processed', clerkId } as const
 		const processorStatus = request.user.subscription?.processorStatus
 		if (processorStatus && isLiveProcessorStatus(processorStatus)) {
 			await tx.deletionRequestEvent.create({ data: { requestId, action: 'process-refused-subscribed', actor: adminId } })
-			return { status: 'error', code: 'still-subscribed' } as const
+			return { status: 'error', code: 'still-subscribed', clerkId } as const
 		}
 		const processedAt = new Date()
 		// Conditional on still pending: two administrators clicking at once record one processing.
@@ -62,10 +66,20 @@ export async function markDeletionRequestProcessed(requestId: string, adminId: s
 			where: { id: requestId, status: 'pending' },
 			data: { status: 'processed', processedAt, processedBy: adminId },
 		})
-		if (updated.count === 0) return { status: 'error', code: 'already-processed' } as const
+		if (updated.count === 0) return { status: 'error', code: 'already-processed', clerkId } as const
 		await tx.deletionRequestEvent.create({ data: { requestId, action: 'processed', actor: adminId, at: processedAt } })
-		return { status: 'ok', processedAt } as const
+		return { status: 'ok', processedAt, clerkId } as const
 	})
+}
+
+/** Whose request `requestId` was, if it has been processed (the admin page's confirmation names it). */
+export async function processedRequestOwner(requestId: string): Promise<string | null> {
+	if (!/^[0-9a-f-]{36}$/i.test(requestId)) return null
+	const request = await db().deletionRequest.findFirst({
+		where: { id: requestId, status: 'processed' },
+		select: { user: { select: { clerkId: true } } },
+	})
+	return request?.user.clerkId ?? null
 }
 
 export async function deletionRequestHistory(requestId: string) {

@@ -1,6 +1,7 @@
 import { queryRows } from '#app/utils/db.server.ts'
 import { ensureUser, USER_TABLES_SQL } from '#app/utils/users.server.ts'
 import { trialEligible } from './checkout.server.ts'
+import type { Interval } from './plans.ts'
 import { FALLBACK_STATE, subscriptionState, type SubscriptionState } from './subscription-state.ts'
 
 /**
@@ -16,6 +17,8 @@ export type BillingOverview = {
 	state: SubscriptionState
 	trialEligible: boolean
 	cancelAtPeriodEnd: boolean
+	/** How the subscription is billed (the pricing page marks the plan in that period only); null without one. */
+	interval: Interval | null
 	/** The stored state could not be read: `state` is the contract's free/none fallback, not the truth. */
 	unavailable: boolean
 }
@@ -24,6 +27,7 @@ type OverviewRow = {
 	stripeCustomerId: string | null
 	trialUsed: boolean
 	plan: string | null
+	interval: string | null
 	processorStatus: string | null
 	currentPeriodEnd: Date | null
 	cancelAtPeriodEnd: boolean | null
@@ -32,7 +36,7 @@ type OverviewRow = {
 // The user with their subscription, if any: one round trip, prepared once per connection (decision 0011).
 const OVERVIEW_BY_CLERK_ID = {
 	name: 'billing_overview_by_clerk_id',
-	text: `SELECT u."stripeCustomerId", u."trialUsed", s."plan", s."processorStatus", s."currentPeriodEnd", s."cancelAtPeriodEnd"
+	text: `SELECT u."stripeCustomerId", u."trialUsed", s."plan", s."interval", s."processorStatus", s."currentPeriodEnd", s."cancelAtPeriodEnd"
 		FROM ${USER_TABLES_SQL} WHERE u."clerkId" = $1`,
 }
 
@@ -42,21 +46,23 @@ export async function billingOverview(clerkId: string): Promise<BillingOverview>
 		const [user] = await queryRows<OverviewRow>(OVERVIEW_BY_CLERK_ID, [clerkId])
 		if (!user) {
 			await ensureUser(clerkId)
-			return { state: subscriptionState(null, null), trialEligible: true, cancelAtPeriodEnd: false, unavailable: false }
+			return { state: subscriptionState(null, null), trialEligible: true, cancelAtPeriodEnd: false, interval: null, unavailable: false }
 		}
 		const subscription =
 			user.processorStatus === null
 				? null
 				: { plan: user.plan ?? 'free', processorStatus: user.processorStatus, currentPeriodEnd: user.currentPeriodEnd }
+		const state = subscriptionState(user.stripeCustomerId, subscription)
 		return {
-			state: subscriptionState(user.stripeCustomerId, subscription),
+			state,
 			trialEligible: trialEligible(user.trialUsed, Boolean(subscription)),
 			cancelAtPeriodEnd: user.cancelAtPeriodEnd ?? false,
+			interval: state.has_subscription ? (user.interval === 'year' ? 'year' : 'month') : null,
 			unavailable: false,
 		}
 	} catch (error) {
 		console.error(`billing: status for ${clerkId} fell back to free/none: ${(error as Error).message}`)
 		// The pages say so rather than show a paying customer "Free" and offer them a subscription.
-		return { state: FALLBACK_STATE, trialEligible: false, cancelAtPeriodEnd: false, unavailable: true }
+		return { state: FALLBACK_STATE, trialEligible: false, cancelAtPeriodEnd: false, interval: null, unavailable: true }
 	}
 }

@@ -1,0 +1,49 @@
+// With JavaScript, a refused form answers at another address than the page was shown at (the forms
+// post to the bare path): the root's focus-on-navigation must not take focus (and the scroll) away
+// from the error summary or alert that focused itself. At 375 px the heading and the summary are
+// a screen apart, so a summary that lost focus is also out of sight.
+import { registerClerkUser } from './support/control.ts'
+import { expect, settle, signIn, skipWithoutBrowser, test, uniqueId } from './support/fixtures.ts'
+
+test.describe('focus after a refused form, JavaScript on, 375 px', () => {
+	skipWithoutBrowser()
+	test.use({ viewport: { width: 375, height: 640 } })
+
+	test('account opened from a checkout return: the error summary keeps focus and stays in view', async ({ page }) => {
+		const userId = uniqueId('user_e2e_focus_account')
+		await registerClerkUser({ id: userId, email: `${userId}@example.test` })
+		await signIn(page, userId)
+		// A session id the processor does not know: the page only says it is still confirming.
+		await page.goto('/account?checkout=success&session_id=cs_test_unknown')
+		await settle(page)
+		const zone = page.getByRole('region', { name: 'Delete your account' })
+		await zone.getByLabel("Type your account's email address to confirm").fill('someone.else@example.test')
+		await zone.getByRole('button', { name: 'Request account deletion' }).click()
+		await expect(page).toHaveURL(/\/account$/)
+		const summary = zone.getByRole('alert').filter({ hasText: 'There is a problem' })
+		await expect(summary).toBeFocused()
+		await expect(summary).toBeInViewport()
+		await expect(page).toHaveTitle('Error: Your account · Callsheet')
+	})
+
+	test('pricing at its bare address: the first refused checkout keeps focus on its alert', async ({ page }) => {
+		const userId = uniqueId('user_e2e_focus_pricing')
+		await signIn(page, userId)
+		// Ten checkouts a minute are allowed (USER_WRITE_LIMITS.checkout): spend them without the page.
+		for (let i = 0; i < 10; i++) {
+			const response = await page.request.post('/pricing?interval=month', {
+				form: { intent: 'checkout', plan: 'solo', interval: 'month' },
+				maxRedirects: 0,
+			})
+			expect(response.status()).toBe(303)
+		}
+		await page.goto('/pricing')
+		await settle(page)
+		await page.getByRole('button', { name: 'Start free trial of Solo, billed monthly' }).click()
+		await expect(page).toHaveURL(/\/pricing\?interval=month$/)
+		const alert = page.getByRole('alert')
+		await expect(alert).toContainText('That was a lot of clicks in a short time.')
+		await expect(alert).toBeFocused()
+		await expect(alert).toBeInViewport()
+	})
+})
