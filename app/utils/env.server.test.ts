@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { InvalidEnvError, parseEnv } from './env.server.ts'
+import { InvalidEnvError, parseEnv, startupWarnings } from './env.server.ts'
 
 /** The variables `.env.example` sets, read the way a dotenv loader would (comments and blanks skipped). */
 function exampleEnv(): Record<string, string> {
@@ -55,4 +55,17 @@ describe('configuration', () => {
 			])
 		},
 	)
+
+	test('a key that does not look like its kind (pasted into the wrong variable) is warned about, not refused', () => {
+		const config = parseEnv({
+			NODE_ENV: 'production',
+			CLERK_PUBLISHABLE_KEY: 'pk_live_Y2xlcmsuZXhhbXBsZS50ZXN0JA==',
+			CLERK_SECRET_KEY: 'whsec_swapped',
+			STRIPE_SECRET_KEY: 'rk_live_restricted',
+			STRIPE_WEBHOOK_SECRET: 'sk_live_swapped',
+		})
+		const warnings = startupWarnings(config).filter((line) => line.includes('does not look like'))
+		expect(warnings).toEqual([expect.stringMatching(/^CLERK_SECRET_KEY /), expect.stringMatching(/^STRIPE_WEBHOOK_SECRET /)])
+		expect(warnings.join('\n')).not.toContain('swapped') // a warning never prints the key
+	})
 })

@@ -128,5 +128,22 @@ export function startupWarnings(config: Env): string[] {
 	if (!config.STRIPE_WEBHOOK_SECRET)
 		warnings.push('STRIPE_WEBHOOK_SECRET not set: the billing webhook answers 503 processor_not_configured.')
 	if (!config.SMTP_URL) warnings.push('SMTP_URL not set: mail is NOT being delivered; each message is written to ./data/outbox/ instead.')
+	// A key pasted into the wrong variable starts cleanly and then fails every request that needs it.
+	// A warning, not a refusal: the providers' key formats are theirs to change.
+	for (const [name, prefixes] of KEY_PREFIXES) {
+		const value = config[name]
+		if (value && !prefixes.some((prefix) => value.startsWith(prefix))) {
+			warnings.push(`${name} does not look like one (expected it to start with ${prefixes.join(' or ')}): check it is not another key.`)
+		}
+	}
 	return warnings
 }
+
+const KEY_PREFIXES: Array<
+	[keyof Env & ('CLERK_PUBLISHABLE_KEY' | 'CLERK_SECRET_KEY' | 'STRIPE_SECRET_KEY' | 'STRIPE_WEBHOOK_SECRET'), string[]]
+> = [
+	['CLERK_PUBLISHABLE_KEY', ['pk_']],
+	['CLERK_SECRET_KEY', ['sk_']],
+	['STRIPE_SECRET_KEY', ['sk_', 'rk_']],
+	['STRIPE_WEBHOOK_SECRET', ['whsec_']],
+]
