@@ -1,0 +1,221 @@
+import { describe, expect, test } from 'vitest'
+import { postJson } from '../support/http.ts'
+import { newClerkUserId } from '../support/sessions.ts'
+import { FREE_STATUS } from '../support/status-payloads.ts'
+import {
+	app,
+	auth,
+	checkout,
+	serveBillingApp,
+	sessionIdOf,
+	standIns,
+	status,
+	subscribedUser,
+	subscriptionIdFor,
+} from '../support/billing-app.ts'
+
+// Checkout, status and the portal: the signed-in billing endpoints a user calls.
+serveBillingApp()
+
+describe('signed-in endpoints without a valid session', () => {
+	test.each([
+		['GET', '/api/billing/status'],
+		['POST', '/api/billing/checkout'],
+		['POST', '/api/billing/portal'],
+	])('%s %s → 401 JSON, even for a browser asking for HTML', async (method, path) => {
+		for (const headers of [{ Accept: 'text/html' }, { Cookie: '__session=garbage; __client_uat=1' }] as Array<Record<string, string>>) {
+			const response = await fetch(`${app.url}${path}`, {
+				method,
+				headers: { 'Content-Type': 'application/json', ...headers },
+				body: method === 'POST' ? '{"plan":"team"}' : undefined,
+				redirect: 'manual',
+			})
+			expect(response.status).toBe(401)
+			expect(await response.json()).toEqual({ error: expect.any(String), code: 'unauthorized' })
+		}
+	})
+})
+
+describe('GET /api/billing/status', () => {
+	test("a new user's exact payload", async () => {
+		expect(await status(newClerkUserId())).toEqual(FREE_STATUS)
+	})
+})
+
+describe('POST /api/billing/checkout', () => {
+	test.each([
+		[{}, 'plan missing'],
+		[{ plan: 'enterprise' }, 'unknown plan'],
+		[{ plan: 'free' }, 'free is not for sale'],
+		[{ plan: 'team', interval: 'week' }, 'unknown interval'],
+	] as Array<[Record<string, string>, string]>)('%j → 400 bad-body (%s)', async (body) => {
+		const response = await checkout(newClerkUserId(), body)
+		expect(response.status).toBe(400)
+		expect(await response.json()).toMatchObject({ code: 'bad-body', issues: expect.any(Array) })
+	})
+
+	test('the session carries exactly the contract parameters, with a trial the first time', async () => {
+		const userId = newClerkUserId()
+		const response = await checkout(userId, { plan: 'team', interval: 'year' })
+		expect(response.status).toBe(200)
+		const { url } = await response.json()
+		expect(url).toMatch(new RegExp(`^${standIns.stripe.url}/checkout/cs_`))
+		const params = standIns.stripe.checkoutParams(sessionIdOf(url))!
+		const customer = standIns.stripe.store.get(String(params.customer), 'customer')!
+		const userUuid = (customer.metadata as Record<string, string>).userId
+		expect(userUuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+		expect(params).toMatchObject({
+			mode: 'subscription',
+			customer: customer.id,
+			line_items: [{ price: standIns.stripe.priceFor('team', 'year').id, quantity: '1' }],
+			client_reference_id: userUuid,
+			metadata: { userId: userUuid },
+			subscription_data: { metadata: { userId: userUuid }, trial_period_days: '14' },
+			success_url: `${app.url}/account?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+			cancel_url: `${app.url}/pricing?checkout=canceled`,
+		})
+		// The status endpoint now shows the stored customer id.
+		expect((await status(userId)).processor_customer_id).toBe(customer.id)
+	})
+
+	test.each([[{ plan: 'solo' }], [{ plan: 'solo', interval: null }]])('interval defaults to month: %o', async (body) => {
+		const { url } = await (await checkout(newClerkUserId(), body)).json()
+		const params = standIns.stripe.checkoutParams(sessionIdOf(url))!
+		expect(params.line_items).toEqual([{ price: standIns.stripe.priceFor('solo', 'month').id, quantity: '1' }])
+	})
+
+	test('the return address from checkout reads the session at most 10 times a minute per user; the page still shows', async () => {
+		const userId = newClerkUserId()
+		const { url } = await (await checkout(userId, { plan: 'solo' })).json()
+		const sessionId = sessionIdOf(url)
+		const reads = () => standIns.stripe.requests.filter((r) => r.method === 'GET' && r.path === `/v1/checkout/sessions/${sessionId}`).length
+		for (let visit = 0; visit < 12; visit++) {
+			const page = await fetch(`${app.url}/account?checkout=success&session_id=${sessionId}`, { headers: auth(userId) })
+			expect(page.status).toBe(200)
+			expect(await page.text()).toContain('<h1')
+		}
+		expect(reads()).toBe(10)
+	})
+
+	test('5 concurrent first checkouts by one user create one customer', async () => {
+		const userId = newClerkUserId()
+		const responses = await Promise.all(Array.from({ length: 5 }, () => checkout(userId, { plan: 'studio' })))
+		expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200])
+		const customers = new Set<string>()
+		for (const response of responses) {
+			const { url } = await response.json()
+			customers.add(String(standIns.stripe.checkoutParams(sessionIdOf(url))!.customer))
+		}
+		expect(customers.size).toBe(1)
+		const [customerId] = [...customers]
+		const userUuid = (standIns.stripe.store.get(customerId!, 'customer')!.metadata as Record<string, string>).userId
+		expect(standIns.stripe.store.all('customer').filter((c) => (c.metadata as Record<string, string>)?.userId === userUuid)).toHaveLength(1)
+	})
+
+	test('paying stores the subscription; 409 while subscribed; after cancelling, no second trial and the same customer', async () => {
+		const { userId, customer, state } = await subscribedUser('team', 'month')
+		expect(state).toMatchObject({
+			plan: 'team',
+			status: 'trialing',
+			credits_daily: 600,
+			processor_customer_id: customer,
+			has_subscription: true,
+		})
+		expect(state.current_period_end).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+
+		const again = await checkout(userId, { plan: 'studio' })
+		expect(again.status).toBe(409)
+		expect(await again.json()).toMatchObject({ code: 'already-subscribed' })
+
+		const subscriptionId = subscriptionIdFor(customer)
+		const canceled = standIns.stripe.setSubscriptionStatus(subscriptionId, 'canceled')
+		const delivery = await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))
+		expect(delivery.status).toBe(200)
+		expect(await status(userId)).toMatchObject({
+			plan: 'free',
+			status: 'canceled',
+			has_subscription: false,
+			processor_customer_id: customer,
+		})
+
+		const { url } = await (await checkout(userId, { plan: 'solo' })).json()
+		const params = standIns.stripe.checkoutParams(sessionIdOf(url))!
+		expect(params.customer).toBe(customer)
+		expect((params.subscription_data as Record<string, unknown>).trial_period_days).toBeUndefined()
+	})
+
+	test('more than 10 checkouts a minute by one user are 429 with Retry-After; other users are unaffected', async () => {
+		const userId = newClerkUserId()
+		const statuses: number[] = []
+		for (let i = 0; i < 11; i++) statuses.push((await checkout(userId, { plan: 'solo' })).status)
+		expect(statuses).toEqual([...Array(10).fill(200), 429])
+		const limited = await checkout(userId, { plan: 'solo' })
+		expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+		expect(await limited.json()).toMatchObject({ code: 'rate-limited' })
+		expect((await checkout(newClerkUserId(), { plan: 'solo' })).status).toBe(200)
+	})
+
+	test('the processor hanging: the call is retried once under the same idempotency key, then 500 server-error', async () => {
+		const before = standIns.stripe.requests.length
+		standIns.stripe.setMode('hang')
+		try {
+			const response = await checkout(newClerkUserId(), { plan: 'team' })
+			expect(response.status).toBe(500)
+			expect(await response.json()).toMatchObject({ code: 'server-error' })
+		} finally {
+			standIns.stripe.setMode('ok')
+		}
+		// The first call of a new user's checkout creates their customer: it timed out, was sent once
+		// more under the same key (so the retry can never make a second customer), and then the app gave up.
+		const attempts = standIns.stripe.requests.slice(before)
+		expect(attempts.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /v1/customers', 'POST /v1/customers'])
+		expect(attempts[0]!.idempotencyKey).toMatch(/\S/)
+		expect(attempts[1]!.idempotencyKey).toBe(attempts[0]!.idempotencyKey)
+	})
+
+	test('the processor failing answers 500 server-error, and a retry then works, however many failed before', async () => {
+		const userId = newClerkUserId()
+		standIns.stripe.setMode('error500')
+		try {
+			// As many failures as the per-user limit allows checkouts: a failure on our side is not counted.
+			for (let attempt = 0; attempt < 10; attempt++) {
+				const response = await checkout(userId, { plan: 'team' })
+				expect(response.status).toBe(500)
+				expect(await response.json()).toMatchObject({ code: 'server-error' })
+			}
+		} finally {
+			standIns.stripe.setMode('ok')
+		}
+		expect((await checkout(userId, { plan: 'team' })).status).toBe(200)
+	})
+})
+
+describe('POST /api/billing/portal', () => {
+	test('404 no-customer before any checkout; afterwards a portal URL that returns to the account page', async () => {
+		const userId = newClerkUserId()
+		const before = await postJson(`${app.url}/api/billing/portal`, {}, auth(userId))
+		expect(before.status).toBe(404)
+		expect(await before.json()).toMatchObject({ code: 'no-customer' })
+		await checkout(userId, { plan: 'team' })
+		const after = await postJson(`${app.url}/api/billing/portal`, {}, auth(userId))
+		expect(after.status).toBe(200)
+		const { url } = await after.json()
+		expect(url).toMatch(new RegExp(`^${standIns.stripe.url}/portal/`))
+		const portalRequest = standIns.stripe.requests.filter((r) => r.path === '/v1/billing_portal/sessions').at(-1)!
+		expect(portalRequest.params).toMatchObject({ return_url: `${app.url}/account` })
+	})
+})
+
+describe('identity', () => {
+	test('concurrent first requests of a new user create one user row', async () => {
+		const userId = newClerkUserId()
+		// The portal creates the user's row and answers 500 if that fails (status would fall back to
+		// a payload that looks like a new user's, so it could not tell).
+		const answers = await Promise.all(Array.from({ length: 8 }, () => postJson(`${app.url}/api/billing/portal`, {}, auth(userId))))
+		expect(await Promise.all(answers.map(async (r) => [r.status, (await r.json()).code]))).toEqual(Array(8).fill([404, 'no-customer']))
+		// One row: a checkout after the burst finds exactly one user to attach its customer to.
+		const { url } = await (await checkout(userId, { plan: 'team' })).json()
+		const customer = String(standIns.stripe.checkoutParams(sessionIdOf(url))!.customer)
+		expect((await status(userId)).processor_customer_id).toBe(customer)
+	})
+})

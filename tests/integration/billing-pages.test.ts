@@ -1,0 +1,103 @@
+import { describe, expect, inject, test } from 'vitest'
+import { startApp } from '../support/app-server.ts'
+import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
+import { postForm, postJson } from '../support/http.ts'
+import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
+import { app, appEnv, auth, serveBillingApp, standIns, subscribedUser } from '../support/billing-app.ts'
+
+// What the pricing and account pages show of billing, and billing without processor keys.
+serveBillingApp()
+
+/** The server-rendered card of `plan` on the pricing page. */
+function planCard(html: string, plan: string) {
+	const start = html.indexOf(`aria-labelledby="plan-${plan}"`)
+	expect(start, `no card for ${plan}`).toBeGreaterThan(-1)
+	return html.slice(start, html.indexOf('</section>', start))
+}
+
+describe('the pricing page for a subscriber', () => {
+	test('marks the plan in the period it is billed; the same plan in the other period says how to switch', async () => {
+		const { userId } = await subscribedUser('team', 'year')
+		const page = async (interval: string) => (await fetch(`${app.url}/pricing?interval=${interval}`, { headers: auth(userId) })).text()
+
+		const yearly = planCard(await page('year'), 'team')
+		expect(yearly).toContain('Your plan')
+		expect(yearly).toContain('Manage billing')
+
+		const monthly = planCard(await page('month'), 'team')
+		expect(monthly).not.toContain('Your plan')
+		expect(monthly).not.toContain('Manage billing</button>')
+		expect(monthly).toContain('You have Team billed yearly.')
+		expect(monthly).toContain('href="/account"')
+		// Other plans say what they said before, in both periods.
+		expect(planCard(await page('month'), 'solo')).toContain('Switch plans from Manage billing.')
+	})
+})
+
+describe('without processor keys', () => {
+	test('checkout and the webhook answer 503 processor_not_configured', async () => {
+		const { STRIPE_SECRET_KEY: _s, STRIPE_WEBHOOK_SECRET: _w, ...env } = standIns.env
+		const bare = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...env })
+		try {
+			const response = await postJson(`${bare.url}/api/billing/checkout`, { plan: 'team' }, auth(newClerkUserId()))
+			expect(response.status).toBe(503)
+			expect(await response.json()).toMatchObject({ code: 'processor_not_configured' })
+			const hook = await postJson(`${bare.url}/api/billing/webhook`, '{}', { 'Stripe-Signature': 't=1,v1=x' })
+			expect(hook.status).toBe(503)
+			expect(await hook.json()).toMatchObject({ code: 'processor_not_configured' })
+		} finally {
+			await bare.stop()
+		}
+	})
+})
+
+describe('the pricing page without processor keys', () => {
+	test('a plan button answers 503 with reassurance and somewhere to turn, not jargon', async () => {
+		const { STRIPE_SECRET_KEY: _s, STRIPE_WEBHOOK_SECRET: _w, ...env } = standIns.env
+		const bare = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...env })
+		try {
+			const response = await postForm(
+				`${bare.url}/pricing?interval=month`,
+				{ intent: 'checkout', plan: 'team', interval: 'month' },
+				{ ...auth(newClerkUserId()), Origin: bare.url },
+			)
+			expect(response.status).toBe(503)
+			const html = await response.text()
+			expect(html).not.toContain('Billing is not enabled on this server')
+			expect(html).toContain('Nothing was started and nothing was charged.')
+			expect(html).toMatch(/role="alert"[^>]*>[^]*<a href="\/contact">Contact support<\/a>[^]*<\/p>/)
+		} finally {
+			await bare.stop()
+		}
+	})
+})
+
+describe.runIf(inject('databaseKind') === 'postgres')('pages when the stored plan cannot be read', () => {
+	test('pricing and account say so, rather than show a paying customer "Free"; the status API keeps its fallback', async () => {
+		const databaseUrl = await freshDatabaseUrl()
+		const own = await startApp({ ...appEnv, DATABASE_URL: databaseUrl })
+		try {
+			const userId = newClerkUserId()
+			const headers = sessionHeaders(standIns.clerk, userId)
+			// The user's row exists; then a column that only the plan's read needs goes missing under the app
+			// (the sign-in's user read still works, as when one query of a page fails).
+			expect((await fetch(`${own.url}/api/billing/status`, { headers })).status).toBe(200)
+			await withDatabase(databaseUrl, (prisma) =>
+				prisma.$executeRawUnsafe(`ALTER TABLE "Subscription" RENAME COLUMN "currentPeriodEnd" TO "currentPeriodEnd_away"`),
+			)
+
+			const account = await (await fetch(`${own.url}/account`, { headers })).text()
+			expect(account).toContain('We could not load your plan and billing details just now.')
+			expect(account).not.toContain('No subscription')
+			expect(account).not.toContain('See plans')
+			const pricing = await (await fetch(`${own.url}/pricing`, { headers })).text()
+			expect(pricing).toContain('We could not load your current plan just now')
+			// The API answers the contract's fallback (200, free/none) in the same state.
+			const status = await fetch(`${own.url}/api/billing/status`, { headers })
+			expect(status.status).toBe(200)
+			expect(await status.json()).toMatchObject({ plan: 'free', status: 'none' })
+		} finally {
+			await own.stop()
+		}
+	})
+})

@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto'
+import { describe, expect, test } from 'vitest'
+import { newClerkUserId } from '../support/sessions.ts'
+import {
+	app,
+	checkout,
+	deliverSlowly,
+	pay,
+	planOf,
+	serveBillingApp,
+	sessionIdOf,
+	standIns,
+	status,
+	subscribedUser,
+	subscriptionIdFor,
+	twoTrialsSecondPending,
+	userPayingTwice,
+} from '../support/billing-app.ts'
+
+// A customer holding several subscriptions (two checkout tabs, both paid): decision 0013.
+serveBillingApp()
+
+describe('several subscriptions of one customer', () => {
+	test('two checkouts left open and both paid: one trial is cancelled at the processor, the other plan shows', async () => {
+		const userId = newClerkUserId()
+		const [first, second] = await Promise.all(
+			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
+		)
+		const firstParams = standIns.stripe.checkoutParams(sessionIdOf(first!))!
+		const secondParams = standIns.stripe.checkoutParams(sessionIdOf(second!))!
+		// Both were opened before any subscription existed, so both offer the trial.
+		expect((firstParams.subscription_data as Record<string, unknown>).trial_period_days).toBeDefined()
+		expect((secondParams.subscription_data as Record<string, unknown>).trial_period_days).toBeDefined()
+
+		await pay(first!)
+		await pay(second!)
+		const subscriptions = standIns.stripe.store.all('subscription').filter((s) => s.customer === firstParams.customer)
+		expect(subscriptions.map((s) => s.status).sort()).toEqual(['canceled', 'trialing'])
+		const [kept, ended] = ['trialing', 'canceled'].map((wanted) => subscriptions.find((s) => s.status === wanted)!)
+		expect(standIns.stripe.requests.filter((r) => r.method === 'DELETE' && r.path === `/v1/subscriptions/${ended!.id}`)).toHaveLength(1)
+		// Paid seconds apart the first stays; paid within the same second (as here) the order is by id.
+		expect(await status(userId)).toMatchObject({ plan: planOf(kept!), status: 'trialing', has_subscription: true })
+
+		// The processor then reports the ended trial: the status keeps following the live one.
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', ended!))).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: planOf(kept!), status: 'trialing', has_subscription: true })
+	})
+
+	test('two checkouts paid at the same moment, their events arriving together: one trial survives', async () => {
+		const userId = newClerkUserId()
+		const urls = await Promise.all(
+			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
+		)
+		const created = urls.map((url) => standIns.stripe.store.completeCheckout(sessionIdOf(url)).subscription)
+		const deliveries = await Promise.all(
+			created.map((subscription) => standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', subscription))),
+		)
+		expect(deliveries.map((d) => d.status)).toEqual([200, 200])
+		expect(created.map((s) => s.status).sort()).toEqual(['canceled', 'trialing'])
+		const survivor = created.find((s) => s.status === 'trialing')!
+		expect(await status(userId)).toMatchObject({ plan: planOf(survivor), status: 'trialing', has_subscription: true })
+	})
+
+	test('of two live subscriptions, the newer shows; when it ends, the status follows the one still live', async () => {
+		const { userId, older, newer } = await userPayingTwice()
+		expect(await status(userId)).toMatchObject({ plan: 'studio', status: 'active' })
+		// Paid twice: nothing is ended automatically (that needs a refund); operators are told.
+		expect(newer.status).toBe('active')
+		expect(app.output()).toContain(`keeps 2 live subscriptions (${newer.id}, ${older.id})`)
+
+		const canceled = standIns.stripe.setSubscriptionStatus(String(newer.id), 'canceled')
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing', has_subscription: true })
+
+		// Any later event about the ended one changes nothing.
+		const stale = standIns.stripe.makeEvent('customer.subscription.updated', { ...canceled, status: 'active' })
+		expect((await standIns.stripe.deliver(stale)).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing' })
+	})
+
+	test('a slow delivery that read a subscription before it ended never overwrites the later reading', async () => {
+		const { userId, newer } = await userPayingTwice()
+
+		// This delivery reads the newer subscription while it is still active, and is answered late.
+		const slow = (await deliverSlowly('customer.subscription.updated', newer, `/v1/subscriptions/${newer.id}`)).delivery
+		const canceled = standIns.stripe.setSubscriptionStatus(String(newer.id), 'canceled')
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing' })
+
+		expect((await slow).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing', has_subscription: true })
+	})
+
+	test.each([
+		['cancelled it outright', (sub: Record<string, unknown>) => standIns.stripe.setSubscriptionStatus(String(sub.id), 'canceled')],
+		['set it to end with the period', (sub: Record<string, unknown>) => void (sub.cancel_at_period_end = true)],
+	])('a user who %s in the portal (its event not yet here) and then pays the other open checkout keeps that trial', async (_, endFirst) => {
+		const userId = newClerkUserId()
+		const [first, second] = await Promise.all(
+			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
+		)
+		await pay(first!)
+		const customer = String(standIns.stripe.checkoutParams(sessionIdOf(first!))!.customer)
+		endFirst(standIns.stripe.store.get(subscriptionIdFor(customer), 'subscription')!)
+
+		await pay(second!)
+		const kept = standIns.stripe.store.all('subscription').find((s) => s.customer === customer && s.id !== subscriptionIdFor(customer))!
+		expect(kept.status).toBe('trialing')
+		expect(standIns.stripe.requests.some((r) => r.method === 'DELETE' && r.path === `/v1/subscriptions/${kept.id}`)).toBe(false)
+		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing', has_subscription: true })
+	})
+
+	test('a user who sets the first subscription to end while an event about it is being read, then pays the other tab, keeps that trial', async () => {
+		const userId = newClerkUserId()
+		const [first, second] = await Promise.all(
+			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
+		)
+		const a = standIns.stripe.store.completeCheckout(sessionIdOf(first!)).subscription
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', a))).status).toBe(200)
+		const slow = (await deliverSlowly('customer.subscription.updated', a, `/v1/subscriptions/${a.id}`)).delivery
+		a.cancel_at_period_end = true // in the portal, while that read is on its way back…
+		const b = standIns.stripe.store.completeCheckout(sessionIdOf(second!)).subscription // …then the other tab is paid
+		b.created = Number(a.created) + 60
+		expect((await slow).status).toBe(200)
+		expect(b.status).toBe('trialing')
+	})
+
+	test('a repeated trial another delivery cancelled first (Stripe then answers 404 to ours) is still a 200', async () => {
+		const { userId, b } = await twoTrialsSecondPending()
+		const { delivery: slow, seen } = await deliverSlowly('customer.subscription.created', b, '/v1/subscriptions')
+		standIns.stripe.setSubscriptionStatus(String(b.id), 'canceled') // the other delivery's cancel lands first
+		expect((await slow).status).toBe(200)
+		expect(standIns.stripe.requests.slice(seen).filter((r) => r.method === 'DELETE')).toHaveLength(1)
+		expect(await status(userId)).toMatchObject({ plan: 'solo', status: 'trialing' })
+	})
+
+	test('the user sets the subscription they keep to end just before a repeated trial is cancelled: that trial stays', async () => {
+		const { userId, a, b } = await twoTrialsSecondPending()
+		const { delivery: slow } = await deliverSlowly('customer.subscription.created', b, '/v1/subscriptions')
+		a.cancel_at_period_end = true // in the portal, while the list (A kept) is on its way back
+		expect((await slow).status).toBe(200)
+		expect(b.status).toBe('trialing')
+		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing' })
+	})
+
+	test('both subscriptions cancelled while a slow reading still saw one live: the account ends up not subscribed', async () => {
+		const { userId, older, newer } = await userPayingTwice()
+		newer.cancel_at_period_end = true // set to end in the portal; this event is read slowly (older still kept)
+		const slow = (await deliverSlowly('customer.subscription.updated', newer, '/v1/subscriptions')).delivery
+		// Then both are cancelled outright; the older's event is handled while the slow one is in flight.
+		standIns.stripe.setSubscriptionStatus(String(older.id), 'canceled')
+		standIns.stripe.setSubscriptionStatus(String(newer.id), 'canceled')
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', older))).status).toBe(200)
+		expect((await slow).status).toBe(200)
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', newer))).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ status: 'canceled', has_subscription: false, plan: 'free' })
+		expect((await checkout(userId, { plan: 'solo' })).status).toBe(200)
+	})
+
+	test("another product's customer on the same processor account: its trials are never cancelled", async () => {
+		const stranger = standIns.stripe.createCustomer()
+		const kept = standIns.stripe.createSubscription({ customer: String(stranger.id), plan: 'team', status: 'active' })
+		const trial = standIns.stripe.createSubscription({
+			customer: String(stranger.id),
+			plan: 'solo',
+			status: 'trialing',
+			userId: randomUUID(),
+		})
+		trial.created = Number(kept.created) + 60
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', trial))).status).toBe(200)
+		expect(trial.status).toBe('trialing')
+		expect(standIns.stripe.requests.some((r) => r.method === 'DELETE' && r.path === `/v1/subscriptions/${trial.id}`)).toBe(false)
+	})
+
+	test('a processor API without the subscription list: events still take effect, decided from the one subscription', async () => {
+		const { userId, customer } = await subscribedUser('team')
+		standIns.stripe.setUnsupported(/^GET \/v1\/subscriptions\?/)
+		try {
+			const canceled = standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'canceled')
+			expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))).status).toBe(200)
+			expect(standIns.stripe.requests.at(-1)).toMatchObject({ method: 'GET', path: '/v1/subscriptions' })
+			expect(await status(userId)).toMatchObject({ plan: 'free', status: 'canceled', has_subscription: false })
+		} finally {
+			standIns.stripe.setUnsupported(null)
+		}
+	})
+})
