@@ -1,19 +1,20 @@
-import { json, redirect, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
+import { json, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
 import { useActionData, useLoaderData } from '@remix-run/react'
 import { AlertNotice } from '#app/components/alert-notice.tsx'
 import { BillingSummary } from '#app/components/billing-summary.tsx'
 import { DeletionRequestSection } from '#app/components/deletion-request-form.tsx'
-import { fileDeletionRequest, pendingDeletionRequest } from '#app/modules/account-deletion/deletion.server.ts'
+import { deletionFromForm } from '#app/modules/account-deletion/deletion-page.server.ts'
+import { pendingDeletionRequest } from '#app/modules/account-deletion/deletion.server.ts'
 import { noticeInit, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
 import { settleCheckoutReturn } from '#app/modules/billing/checkout-return.server.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
-import { requirePageUser, signInUrl } from '#app/utils/auth.server.ts'
+import { requirePageUser } from '#app/utils/auth.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
-import { fieldErrors, formValues, readForm } from '#app/utils/forms.server.ts'
+import { readForm } from '#app/utils/forms.server.ts'
+import { refusalInit } from '#app/utils/http.server.ts'
 import { pageMeta } from '#app/utils/page-meta.ts'
 import { usePendingSubmission } from '#app/utils/pending-submission.ts'
-import { passRetryAfter, waitInWords } from '#app/utils/retry-after.ts'
-import { deletionRequestSchema } from '#app/utils/validation/account.ts'
+import { passRetryAfter } from '#app/utils/retry-after.ts'
 
 // The page's forms post here, never to the address they are shown at: /account?checkout=success&…
 // would settle the checkout again and thank the user again above an error.
@@ -62,20 +63,6 @@ type ActionData = {
 	values: Record<string, string>
 }
 
-const DELETION_NOTICES = {
-	unauthorized: 'Your session has ended, so nothing was filed.',
-	'identity-provider-unavailable': 'We could not check your email just now. Nothing was filed: please try again in a moment.',
-	'db-error': 'We could not save your request. Nothing was filed: please try again in a moment.',
-} as const
-
-const DELETION_STATUS = {
-	'email-mismatch': 400,
-	unauthorized: 401,
-	'rate-limited': 429,
-	'identity-provider-unavailable': 503,
-	'db-error': 500,
-}
-
 export async function action(args: ActionFunctionArgs) {
 	const user = await requirePageUser(args)
 	const form = await readForm(args.request)
@@ -86,29 +73,11 @@ export async function action(args: ActionFunctionArgs) {
 		if (result instanceof Response) return result
 		return refuse({ notice: result.notice, contact: result.contact, errors: {}, values: {} }, noticeInit(result))
 	}
-	if (intent !== 'delete-request') return refuse({ notice: 'Unknown action.', errors: {}, values: {} }, { status: 400 })
-
-	const values = formValues(form, ['confirmEmail', 'reason'])
-	const parsed = deletionRequestSchema.safeParse(values)
-	if (!parsed.success) return refuse({ notice: null, errors: fieldErrors(parsed.error), values }, { status: 400 })
-	const result = await fileDeletionRequest({ user }, parsed.data)
-	if (result.status === 'ok') return redirect(DELETION_REQUESTED_PATH, 303)
-	if (result.status === 'table-missing') {
-		return refuse(
-			{ notice: 'Account deletion is not available on this server yet. Please contact support.', errors: {}, values },
-			{ status: 503 },
-		)
-	}
-	const status = DELETION_STATUS[result.code]
-	if (result.code === 'email-mismatch') {
-		return refuse({ notice: null, errors: { confirmEmail: 'That is not the email address of this account.' }, values }, { status })
-	}
-	if (result.code === 'rate-limited') {
-		const notice = `Too many attempts in a short time. Nothing was filed: please wait ${waitInWords(result.retryAfterSeconds)} and try again.`
-		return refuse({ notice, errors: {}, values }, { status, headers: { 'Retry-After': String(result.retryAfterSeconds) } })
-	}
-	const signInHref = result.code === 'unauthorized' ? signInUrl(ACCOUNT_PATH) : undefined
-	return refuse({ notice: DELETION_NOTICES[result.code], signInHref, errors: {}, values }, { status })
+	if (intent !== 'delete-request') return refuse({ notice: 'Unknown action.', errors: {}, values: {} }, refusalInit({ code: 'bad-body' }))
+	const result = await deletionFromForm(user, form, { filedPath: DELETION_REQUESTED_PATH, accountPath: ACCOUNT_PATH })
+	if (result instanceof Response) return result
+	const { init, ...data } = result
+	return refuse(data, init)
 }
 
 export default function AccountPage() {

@@ -7,6 +7,7 @@ import { submitContact } from '#app/modules/contact/contact.server.ts'
 import { clientIp } from '#app/utils/client-ip.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
 import { fieldErrors, formValues, readForm, type FieldErrors } from '#app/utils/forms.server.ts'
+import { refusalInit } from '#app/utils/http.server.ts'
 import { pageMeta } from '#app/utils/page-meta.ts'
 import { passRetryAfter, waitInWords } from '#app/utils/retry-after.ts'
 import { contactSchema } from '#app/utils/validation/contact.ts'
@@ -38,7 +39,8 @@ export async function action({ request, context }: ActionFunctionArgs) {
 	if (form.get(HONEYPOT)) return redirect('/contact?sent=1', 303)
 	const values = formValues(form, FIELDS)
 	const parsed = contactSchema.safeParse(values)
-	if (!parsed.success) return recordRefusal(context, json<ActionData>({ values, errors: fieldErrors(parsed.error) }, { status: 400 }))
+	if (!parsed.success)
+		return recordRefusal(context, json<ActionData>({ values, errors: fieldErrors(parsed.error) }, refusalInit({ code: 'bad-body' })))
 
 	const result = await submitContact(parsed.data, clientIp(request, context.remoteAddress))
 	if (result.status === 'ok') return redirect('/contact?sent=1', 303)
@@ -51,7 +53,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
 					errors: {},
 					formError: `You have sent several messages in a short time. Please wait ${waitInWords(result.retryAfterSeconds)} and send again.`,
 				},
-				{ status: 429, headers: { 'Retry-After': String(result.retryAfterSeconds) } },
+				refusalInit(result),
 			),
 		)
 	}
@@ -59,7 +61,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
 		context,
 		json<ActionData>(
 			{ values, errors: {}, formError: 'We could not send your message just now. It is still in the form: please try again in a moment.' },
-			{ status: 500 },
+			refusalInit(result),
 		),
 	)
 }

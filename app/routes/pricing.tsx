@@ -54,7 +54,7 @@ export async function action(args: ActionFunctionArgs) {
 			? await checkoutFromForm(user, form)
 			: intent === 'portal'
 				? await portalFromForm(user)
-				: { notice: 'Unknown action.', status: 400 }
+				: { notice: 'Unknown action.', code: 'bad-body' as const, contact: false }
 	if (result instanceof Response) return result
 	return recordRefusal(args.context, json({ notice: result.notice, contact: result.contact ?? false }, noticeInit(result)))
 }

@@ -134,8 +134,17 @@ export async function readJsonBody<S extends z.ZodType>(request: Request, schema
 	return { ok: true, data: parsed.data }
 }
 
+const retryAfterHeaders = (seconds: number | undefined) => (seconds ? { 'Retry-After': String(seconds) } : undefined)
+
 /** A domain function's error, mapped to HTTP here (status from ERROR_STATUS, Retry-After when given). */
 export function domainErrorResponse(failure: { code: ErrorCode; retryAfterSeconds?: number; detail?: string }) {
-	const headers = failure.retryAfterSeconds ? { 'Retry-After': String(failure.retryAfterSeconds) } : undefined
-	return errorResponse(failure.code, { headers, detail: failure.detail })
+	return errorResponse(failure.code, { headers: retryAfterHeaders(failure.retryAfterSeconds), detail: failure.detail })
+}
+
+/**
+ * The same mapping for a page's form refused for a domain error: the page answers with the status
+ * and Retry-After the API would, and its own words in the body.
+ */
+export function refusalInit(failure: { code: ErrorCode; retryAfterSeconds?: number }): ResponseInit {
+	return { status: ERROR_STATUS[failure.code], headers: retryAfterHeaders(failure.retryAfterSeconds) }
 }

@@ -1,4 +1,5 @@
 import { redirect } from '@remix-run/node'
+import { refusalInit } from '#app/utils/http.server.ts'
 import { waitInWords } from '#app/utils/retry-after.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
 import { checkoutSchema } from '#app/utils/validation/billing.ts'
@@ -8,35 +9,36 @@ import { openBillingPortal } from './portal.server.ts'
 // What the pricing and account pages do with their billing buttons: the same domain functions as
 // POST /api/billing/checkout and /api/billing/portal, answered as a redirect or a notice.
 
-/** `contact`: the page follows the notice with a link to support (nothing the visitor can do fixes it). */
-export type BillingNotice = { notice: string; status: number; retryAfterSeconds?: number; contact?: boolean }
-
-/** The answer's init for a notice: its status, and Retry-After on a 429 (as the API sends it). */
-export function noticeInit({ status, retryAfterSeconds }: BillingNotice): ResponseInit {
-	return retryAfterSeconds === undefined ? { status } : { status, headers: { 'Retry-After': String(retryAfterSeconds) } }
-}
-
 type BillingFailureCode = 'processor_not_configured' | 'server-error' | 'already-subscribed' | 'no-customer' | 'bad-body'
+
+/** `contact`: the page follows the notice with a link to support (nothing the visitor can do fixes it). */
+export type BillingNotice = { notice: string; code: BillingFailureCode | 'rate-limited'; retryAfterSeconds?: number; contact?: boolean }
+
+/** The answer's init for a notice: the status and Retry-After the API sends for its code. */
+export const noticeInit = refusalInit
 
 const NOTICES = {
 	processor_not_configured: {
+		code: 'processor_not_configured',
 		notice:
 			'Paid plans cannot be started here yet. Nothing was started and nothing was charged. Your account and the Free plan work as usual.',
-		status: 503,
 		contact: true,
 	},
-	'server-error': { notice: 'We could not reach the payment service. Nothing was charged: please try again in a moment.', status: 500 },
-	'already-subscribed': { notice: 'You already have a subscription. Change plans from Manage billing.', status: 409 },
-	'no-customer': { notice: 'There is no billing account yet: choose a plan first.', status: 404 },
-	'bad-body': { notice: 'Please choose one of the plans below.', status: 400 },
-} satisfies Record<BillingFailureCode, BillingNotice>
+	'server-error': {
+		code: 'server-error',
+		notice: 'We could not reach the payment service. Nothing was charged: please try again in a moment.',
+	},
+	'already-subscribed': { code: 'already-subscribed', notice: 'You already have a subscription. Change plans from Manage billing.' },
+	'no-customer': { code: 'no-customer', notice: 'There is no billing account yet: choose a plan first.' },
+	'bad-body': { code: 'bad-body', notice: 'Please choose one of the plans below.' },
+} satisfies { [Code in BillingFailureCode]: BillingNotice & { code: Code } }
 
 type BillingFailure = { code: BillingFailureCode } | { code: 'rate-limited'; retryAfterSeconds: number }
 
 function noticeFor(failure: BillingFailure): BillingNotice {
 	if (failure.code !== 'rate-limited') return NOTICES[failure.code]
 	const notice = `That was a lot of clicks in a short time. Please wait ${waitInWords(failure.retryAfterSeconds)} and try again.`
-	return { notice, status: 429, retryAfterSeconds: failure.retryAfterSeconds }
+	return { notice, code: 'rate-limited', retryAfterSeconds: failure.retryAfterSeconds }
 }
 
 export async function checkoutFromForm(user: AppUser, form: URLSearchParams): Promise<Response | BillingNotice> {

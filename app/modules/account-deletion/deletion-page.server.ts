@@ -1,0 +1,53 @@
+import { redirect } from '@remix-run/node'
+import { signInUrl } from '#app/utils/auth.server.ts'
+import { fieldErrors, formValues } from '#app/utils/forms.server.ts'
+import { refusalInit } from '#app/utils/http.server.ts'
+import { waitInWords } from '#app/utils/retry-after.ts'
+import type { AppUser } from '#app/utils/users.server.ts'
+import { deletionRequestSchema } from '#app/utils/validation/account.ts'
+import { fileDeletionRequest } from './deletion.server.ts'
+
+// The account page's deletion form: the same domain function as POST /api/account/delete-request,
+// answered as a redirect (Post/Redirect/Get) or as the page's words with the API's status.
+
+export type DeletionRefusal = {
+	notice: string | null
+	/** Where to sign in again, shown after the notice when the session has ended. */
+	signInHref?: string
+	errors: Record<string, string>
+	values: Record<string, string>
+	init: ResponseInit
+}
+
+const NOTICES = {
+	unauthorized: 'Your session has ended, so nothing was filed.',
+	'identity-provider-unavailable': 'We could not check your email just now. Nothing was filed: please try again in a moment.',
+	'db-error': 'We could not save your request. Nothing was filed: please try again in a moment.',
+} as const
+
+/** `filedPath`: where a filed request lands; `accountPath`: where signing in again returns to. */
+export async function deletionFromForm(
+	user: AppUser,
+	form: URLSearchParams,
+	{ filedPath, accountPath }: { filedPath: string; accountPath: string },
+): Promise<Response | DeletionRefusal> {
+	const values = formValues(form, ['confirmEmail', 'reason'])
+	const parsed = deletionRequestSchema.safeParse(values)
+	if (!parsed.success) return { notice: null, errors: fieldErrors(parsed.error), values, init: refusalInit({ code: 'bad-body' }) }
+	const result = await fileDeletionRequest({ user }, parsed.data)
+	if (result.status === 'ok') return redirect(filedPath, 303)
+	if (result.status === 'table-missing') {
+		const notice = 'Account deletion is not available on this server yet. Please contact support.'
+		return { notice, errors: {}, values, init: { status: 503 } }
+	}
+	const init = refusalInit(result)
+	if (result.code === 'email-mismatch') {
+		return { notice: null, errors: { confirmEmail: 'That is not the email address of this account.' }, values, init }
+	}
+	if (result.code === 'rate-limited') {
+		const notice = `Too many attempts in a short time. Nothing was filed: please wait ${waitInWords(result.retryAfterSeconds)} and try again.`
+		return { notice, errors: {}, values, init }
+	}
+	const signInHref = result.code === 'unauthorized' ? signInUrl(accountPath) : undefined
+	return { notice: NOTICES[result.code], signInHref, errors: {}, values, init }
+}
