@@ -19,6 +19,8 @@ function discardUnreadBody(req) {
 	req.resume()
 }
 
+const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:\/|$)/i
+
 const malformedBody = (message) => JSON.stringify({ error: message, code: 'bad-body', detail: message, issues: [] })
 
 let healthHeaders
@@ -100,6 +102,12 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			// body of its own: the API answers those itself, as the contract asks (405 with Allow, or 404).
 			if (isApi && !FETCH_METHODS.has(req.method)) {
 				await sendFetchResponse(res, entry.unknownApiMethodResponse(apiRoute.allowFor(pathname)), apiHeaders)
+				return
+			}
+			// The URL parser resolves dot segments (`/api/..`, `/api/%2e%2e/pricing`) into a page's path, which
+			// Remix would answer with HTML: an /api/* request gets the API's JSON 404 instead.
+			if (isApi && DOT_SEGMENT.test(pathname)) {
+				await sendFetchResponse(res, entry.unknownApiMethodResponse(undefined), apiHeaders)
 				return
 			}
 			const direct = isApi ? apiRoute(req.method, pathname) : undefined

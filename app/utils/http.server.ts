@@ -74,9 +74,13 @@ export class PayloadTooLargeError extends Error {
 
 /** Reads at most MAX_BODY_BYTES, so a client cannot make us buffer an unbounded body. */
 export async function readBodyText(request: Request, maxBytes: number = MAX_BODY_BYTES): Promise<string> {
+	return (await readBodyBytes(request, maxBytes)).toString('utf8')
+}
+
+async function readBodyBytes(request: Request, maxBytes: number): Promise<Buffer> {
 	const declared = Number(request.headers.get('Content-Length') ?? NaN)
 	if (declared > maxBytes) throw new PayloadTooLargeError()
-	if (!request.body) return ''
+	if (!request.body) return Buffer.alloc(0)
 	const reader = request.body.getReader()
 	const chunks: Uint8Array[] = []
 	let size = 0
@@ -90,8 +94,14 @@ export async function readBodyText(request: Request, maxBytes: number = MAX_BODY
 		}
 		chunks.push(value)
 	}
-	return Buffer.concat(chunks).toString('utf8')
+	return Buffer.concat(chunks)
 }
+
+// JSON is UTF-8 (RFC 8259 §8.1). Bytes that are not, or a body declared in another charset, would
+// otherwise reach the mail and the database as replacement characters. A BOM is kept, so JSON.parse
+// refuses it as before.
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+const DECLARED_CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i
 
 export type BodyResult<T> = { ok: true; data: T } | { ok: false; response: Response }
 
@@ -107,12 +117,22 @@ export async function readJsonBody<S extends z.ZodType>(request: Request, schema
 			response: errorResponse('bad-body', { detail: 'The body must be JSON sent with Content-Type: application/json.' }),
 		}
 	}
-	let text: string
+	const charset = DECLARED_CHARSET.exec(contentType)?.[1]?.toLowerCase()
+	if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+		return { ok: false, response: errorResponse('bad-body', { detail: 'The body must be JSON in UTF-8.' }) }
+	}
+	let bytes: Buffer
 	try {
-		text = await readBodyText(request)
+		bytes = await readBodyBytes(request, MAX_BODY_BYTES)
 	} catch (error) {
 		if (error instanceof PayloadTooLargeError) return { ok: false, response: errorResponse('payload-too-large') }
 		throw error
+	}
+	let text: string
+	try {
+		text = UTF8.decode(bytes)
+	} catch {
+		return { ok: false, response: errorResponse('bad-body', { detail: 'The body is not valid UTF-8.' }) }
 	}
 	let raw: unknown
 	try {

@@ -132,6 +132,34 @@ describe('validation: every bound at its edge', () => {
 		{ label: 'invalid JSON', type: 'application/json', body: '{"name": ', status: 400, code: 'bad-body', shape: BAD_BODY_SHAPE },
 		{ label: 'a JSON array', type: 'application/json', body: '[]', status: 400, code: 'bad-body', shape: BAD_BODY_SHAPE },
 		{
+			label: 'JSON declared in Latin-1',
+			type: 'application/json; charset=iso-8859-1',
+			body: Buffer.from(JSON.stringify({ ...valid, name: 'Zoë' }), 'latin1'),
+			status: 400,
+			code: 'bad-body',
+			shape: BAD_BODY_SHAPE,
+		},
+		{
+			label: 'bytes that are not UTF-8',
+			type: 'application/json',
+			body: Buffer.concat([
+				Buffer.from('{"name":"Zo'),
+				Buffer.from([0xeb]),
+				Buffer.from(`","email":"a@b.co","subject":"s","message":"m"}`),
+			]),
+			status: 400,
+			code: 'bad-body',
+			shape: BAD_BODY_SHAPE,
+		},
+		{
+			label: 'charset="UTF-8"',
+			type: 'application/json; charset="UTF-8"',
+			body: JSON.stringify({ ...valid, name: 'Zoë' }),
+			status: 200,
+			code: undefined,
+			shape: {},
+		},
+		{
 			label: 'a 100 KiB body',
 			type: 'application/json',
 			body: JSON.stringify({ ...valid, message: 'x'.repeat(100 * 1024) }),
@@ -147,7 +175,9 @@ describe('validation: every bound at its edge', () => {
 		})
 		expect(response.status).toBe(status)
 		expect(response.headers.get('content-type')).toMatch(/^application\/json/)
-		expect(await response.json()).toMatchObject({ error: expect.any(String), code, ...shape })
+		const answer = await response.json()
+		if (status === 200) expect(answer).toEqual({ success: true })
+		else expect(answer).toMatchObject({ error: expect.any(String), code, ...shape })
 	})
 
 	test('GET on the POST-only route is 405 with Allow: POST', async () => {

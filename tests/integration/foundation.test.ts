@@ -59,7 +59,8 @@ function rawRequest(
 	headers: http.OutgoingHttpHeaders = {},
 ): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
 	return new Promise((resolve, reject) => {
-		const request = http.request(`${app.url}${path}`, { method, headers, agent: false }, (response) => {
+		// The path as written: a URL string would have its dot segments resolved by the client.
+		const request = http.request({ host: '127.0.0.1', port: app.port, path, method, headers, agent: false }, (response) => {
 			let body = ''
 			response.setEncoding('utf8')
 			response.on('data', (chunk) => (body += chunk))
@@ -172,11 +173,14 @@ describe('security headers', () => {
 			expect(response.status, path).toBe(404)
 			expect(response.body, path).toContain('Page not found')
 		}
-		const api = await rawRequest('GET', '/api/%')
-		expect(api.status).toBe(404)
-		expect(JSON.parse(api.body)).toMatchObject({ code: 'not-found' })
+		// Dot segments would resolve to a page's path: an /api/* request still gets the API's JSON 404.
+		for (const path of ['/api/%', '/api/%2e%2e', '/api/../pricing', '/API/%2E%2E/contact']) {
+			const api = await rawRequest('GET', path)
+			expect(api.status, path).toBe(404)
+			expect(JSON.parse(api.body), path).toMatchObject({ code: 'not-found' })
+		}
 		// The server logs each request once answered; the child's log reaches us through a pipe.
-		await until(() => app.output().slice(logged).includes('GET /api/% 404'), 5_000, 'the access line of the last request')
+		await until(() => app.output().slice(logged).includes('GET /API/%2E%2E/contact 404'), 5_000, 'the access line of the last request')
 		const log = app.output().slice(logged)
 		expect(log).toContain('GET /no-such-page-either 404')
 		expect(log).not.toMatch(/\n\s+at |request failed|ErrorResponse/)
