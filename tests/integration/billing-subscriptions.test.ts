@@ -94,23 +94,29 @@ describe('several subscriptions of one customer', () => {
 	test.each([
 		['cancelled it outright', (sub: Record<string, unknown>) => standIns.stripe.setSubscriptionStatus(String(sub.id), 'canceled')],
 		['set it to end with the period', (sub: Record<string, unknown>) => void (sub.cancel_at_period_end = true)],
-	])('a user who %s in the portal (its event not yet here) and then pays the other open checkout keeps that trial', async (_, endFirst) => {
-		const userId = newClerkUserId()
-		const [first, second] = await Promise.all(
-			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
-		)
-		await pay(first!)
-		const customer = String(standIns.stripe.checkoutParams(sessionIdOf(first!))!.customer)
-		endFirst(standIns.stripe.store.get(subscriptionIdFor(customer), 'subscription')!)
+	])(
+		'a user who %s in the portal (its event not yet here) and then pays the other open checkout keeps that subscription, billed at once',
+		async (_, endFirst) => {
+			const userId = newClerkUserId()
+			const [first, second] = await Promise.all(
+				(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
+			)
+			await pay(first!)
+			const customer = String(standIns.stripe.checkoutParams(sessionIdOf(first!))!.customer)
+			const firstSubscription = standIns.stripe.store.get(subscriptionIdFor(customer), 'subscription')!
+			firstSubscription.created = Number(firstSubscription.created) - 60 // paid a minute before the other
+			endFirst(firstSubscription)
 
-		await pay(second!)
-		const kept = standIns.stripe.store.all('subscription').find((s) => s.customer === customer && s.id !== subscriptionIdFor(customer))!
-		expect(kept.status).toBe('trialing')
-		expect(standIns.stripe.requests.some((r) => r.method === 'DELETE' && r.path === `/v1/subscriptions/${kept.id}`)).toBe(false)
-		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing', has_subscription: true })
-	})
+			await pay(second!)
+			const kept = standIns.stripe.store.all('subscription').find((s) => s.customer === customer && s.id !== firstSubscription.id)!
+			// Not cancelled (nothing earlier is kept), and no second trial: billed from now on.
+			expect(kept.status).toBe('active')
+			expect(standIns.stripe.requests.some((r) => r.method === 'DELETE' && r.path === `/v1/subscriptions/${kept.id}`)).toBe(false)
+			expect(await status(userId)).toMatchObject({ plan: 'team', status: 'active', has_subscription: true })
+		},
+	)
 
-	test('a user who sets the first subscription to end while an event about it is being read, then pays the other tab, keeps that trial', async () => {
+	test('a user who sets the first subscription to end while an event about it is being read, then pays the other tab, keeps that subscription without a second trial', async () => {
 		const userId = newClerkUserId()
 		const [first, second] = await Promise.all(
 			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
@@ -122,7 +128,29 @@ describe('several subscriptions of one customer', () => {
 		const b = standIns.stripe.store.completeCheckout(sessionIdOf(second!)).subscription // …then the other tab is paid
 		b.created = Number(a.created) + 60
 		expect((await slow).status).toBe(200)
-		expect(b.status).toBe('trialing')
+		// Not cancelled as a repeated trial (the first is no longer kept), but billed from now on.
+		expect(b.status).toBe('active')
+		expect(Number(b.trial_end)).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000))
+	})
+
+	test('a checkout opened before the first trial and paid after that trial was cancelled: the subscription stays, its trial ends at once', async () => {
+		const userId = newClerkUserId()
+		const [older, newer] = await Promise.all(
+			(['broadcaster', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
+		)
+		// The team checkout is paid first, and its trial cancelled…
+		const first = standIns.stripe.store.completeCheckout(sessionIdOf(newer!)).subscription
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', first))).status).toBe(200)
+		const ended = standIns.stripe.setSubscriptionStatus(String(first.id), 'canceled')
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', ended))).status).toBe(200)
+		expect((await status(userId)).status).toBe('canceled')
+		// …then the broadcaster tab, still open with its trial, is paid a minute later.
+		const second = standIns.stripe.store.completeCheckout(sessionIdOf(older!)).subscription
+		second.created = Number(first.created) + 60
+		expect(second.status).toBe('trialing')
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', second))).status).toBe(200)
+		expect(second.status).toBe('active')
+		expect(await status(userId)).toMatchObject({ plan: 'broadcaster', status: 'active', has_subscription: true })
 	})
 
 	test('a repeated trial another delivery cancelled first (Stripe then answers 404 to ours) is still a 200', async () => {
@@ -134,13 +162,13 @@ describe('several subscriptions of one customer', () => {
 		expect(await status(userId)).toMatchObject({ plan: 'solo', status: 'trialing' })
 	})
 
-	test('the user sets the subscription they keep to end just before a repeated trial is cancelled: that trial stays', async () => {
+	test('the user sets the subscription they keep to end just before a repeated trial is cancelled: that subscription stays, billed at once', async () => {
 		const { userId, a, b } = await twoTrialsSecondPending()
 		const { delivery: slow } = await deliverSlowly('customer.subscription.created', b, '/v1/subscriptions')
 		a.cancel_at_period_end = true // in the portal, while the list (A kept) is on its way back
 		expect((await slow).status).toBe(200)
-		expect(b.status).toBe('trialing')
-		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing' })
+		expect(b.status).toBe('active')
+		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'active' })
 	})
 
 	test('both subscriptions cancelled while a slow reading still saw one live: the account ends up not subscribed', async () => {

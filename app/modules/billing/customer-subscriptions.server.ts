@@ -56,13 +56,30 @@ const keptBefore = (trial: Stripe.Subscription, subscriptions: Stripe.Subscripti
  * the same processor account are never touched.
  */
 export function repeatedTrials(subscriptions: Stripe.Subscription[], userId: string | null) {
-	if (!userId) return []
+	return subscriptions.filter((trial) => isOurTrial(trial, userId) && keptBefore(trial, subscriptions).length > 0)
+}
+
+/** A trial our checkout started for this user: metadata.userId is theirs, the price one of our plans. */
+const isOurTrial = (trial: Stripe.Subscription, userId: string | null): boolean =>
+	userId !== null &&
+	trial.status === 'trialing' &&
+	trial.metadata?.userId === userId &&
+	parseLookupKey(trial.items.data[0]?.price?.lookup_key) !== null
+
+/**
+ * Trials our checkout started for this user after an earlier subscription of theirs had a trial, with
+ * none kept from before (those are repeatedTrials): a checkout opened before the first trial existed,
+ * paid after that trial was cancelled or set to end. The user means to subscribe and paid for it, so
+ * the subscription stays; the trial does not (decision 0013, "a second trial from an older checkout").
+ */
+export function lateTrials(subscriptions: Stripe.Subscription[], userId: string | null) {
 	return subscriptions.filter(
 		(trial) =>
-			trial.status === 'trialing' &&
-			trial.metadata?.userId === userId &&
-			parseLookupKey(trial.items.data[0]?.price?.lookup_key) !== null &&
-			keptBefore(trial, subscriptions).length > 0,
+			isOurTrial(trial, userId) &&
+			keptBefore(trial, subscriptions).length === 0 &&
+			subscriptions.some(
+				(other) => other.id !== trial.id && other.metadata?.userId === userId && other.trial_start !== null && earlier(other, trial),
+			),
 	)
 }
 
@@ -93,6 +110,13 @@ export async function endRepeatedTrials(processor: Stripe, subscriptions: Stripe
 		if (!fresh.some(isKept)) continue
 		current = withCopies(current, [await cancelTrial(processor, trial.id)])
 		console.warn(`billing: cancelled ${trial.id}, a second trial for user ${userId} who keeps ${fresh.find(isKept)!.id}`)
+	}
+	for (const trial of lateTrials(current, userId)) {
+		// Read again: another delivery may have ended it already; only a trial still running is ended.
+		const fresh = await processor.subscriptions.retrieve(trial.id)
+		const billed = fresh.status === 'trialing' ? await processor.subscriptions.update(trial.id, { trial_end: 'now' }) : fresh
+		current = withCopies(current, [billed])
+		console.warn(`billing: ended the trial of ${trial.id} at once: user ${userId} already had a trial`)
 	}
 	return current
 }

@@ -106,6 +106,14 @@ function updateSubscription(ctx: ApiContext, id: string): ApiResult {
 	if (sub.status === 'canceled') {
 		return stripeError(400, 'A canceled subscription can only update its cancellation_details and metadata.')
 	}
+	if (params.trial_end !== undefined) {
+		// The fake knows only `now`: the trial ends and billing starts (payment succeeds here).
+		if (str(params.trial_end) !== 'now') return stripeError(400, 'The fake processor supports trial_end=now only.', { param: 'trial_end' })
+		if (sub.status === 'trialing') {
+			sub.trial_end = nowSeconds()
+			ctx.store.setSubscriptionStatus(id, 'active')
+		}
+	}
 	sub.metadata = mergeMetadata(sub.metadata as Record<string, string>, params.metadata)
 	const cancelAtEnd = bool(params.cancel_at_period_end)
 	if (cancelAtEnd !== undefined) {
