@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { describe, expect, test } from 'vitest'
 import { newClerkUserId } from '../support/sessions.ts'
 import {
+	openCheckouts,
 	app,
 	checkout,
 	deliverSlowly,
@@ -23,9 +24,7 @@ serveBillingApp()
 describe('several subscriptions of one customer', () => {
 	test('two checkouts left open and both paid: one trial is cancelled at the processor, the other plan shows', async () => {
 		const userId = newClerkUserId()
-		const [first, second] = await Promise.all(
-			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
-		)
+		const [first, second] = await openCheckouts(userId)
 		const firstParams = standIns.stripe.checkoutParams(sessionIdOf(first!))!
 		const secondParams = standIns.stripe.checkoutParams(sessionIdOf(second!))!
 		// Both were opened before any subscription existed, so both offer the trial.
@@ -48,9 +47,7 @@ describe('several subscriptions of one customer', () => {
 
 	test('two checkouts paid at the same moment, their events arriving together: one trial survives', async () => {
 		const userId = newClerkUserId()
-		const urls = await Promise.all(
-			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
-		)
+		const urls = await openCheckouts(userId)
 		const created = urls.map((url) => standIns.stripe.store.completeCheckout(sessionIdOf(url)).subscription)
 		const deliveries = await Promise.all(
 			created.map((subscription) => standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', subscription))),
@@ -98,9 +95,7 @@ describe('several subscriptions of one customer', () => {
 		'a user who %s in the portal (its event not yet here) and then pays the other open checkout keeps that subscription, billed at once',
 		async (_, endFirst) => {
 			const userId = newClerkUserId()
-			const [first, second] = await Promise.all(
-				(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
-			)
+			const [first, second] = await openCheckouts(userId)
 			await pay(first!)
 			const customer = String(standIns.stripe.checkoutParams(sessionIdOf(first!))!.customer)
 			const firstSubscription = standIns.stripe.store.get(subscriptionIdFor(customer), 'subscription')!
@@ -118,9 +113,7 @@ describe('several subscriptions of one customer', () => {
 
 	test('a user who sets the first subscription to end while an event about it is being read, then pays the other tab, keeps that subscription without a second trial', async () => {
 		const userId = newClerkUserId()
-		const [first, second] = await Promise.all(
-			(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
-		)
+		const [first, second] = await openCheckouts(userId)
 		const a = standIns.stripe.store.completeCheckout(sessionIdOf(first!)).subscription
 		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', a))).status).toBe(200)
 		const slow = (await deliverSlowly('customer.subscription.updated', a, `/v1/subscriptions/${a.id}`)).delivery
@@ -135,9 +128,7 @@ describe('several subscriptions of one customer', () => {
 
 	test('a checkout opened before the first trial and paid after that trial was cancelled: the subscription stays, its trial ends at once', async () => {
 		const userId = newClerkUserId()
-		const [older, newer] = await Promise.all(
-			(['broadcaster', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
-		)
+		const [older, newer] = await openCheckouts(userId, ['broadcaster', 'team'])
 		// The team checkout is paid first, and its trial cancelled…
 		const first = standIns.stripe.store.completeCheckout(sessionIdOf(newer!)).subscription
 		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', first))).status).toBe(200)

@@ -72,12 +72,15 @@ export async function deliverSlowly(
 	return { delivery, seen }
 }
 
+/** The hosted-checkout URLs of checkouts the user opens at once, one per plan (as in two tabs). */
+export async function openCheckouts(userId: string, plans: readonly string[] = ['solo', 'team']): Promise<string[]> {
+	return Promise.all(plans.map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string))
+}
+
 /** Two checkouts opened together (both with the trial); the first paid and delivered, the second paid a minute later, not yet delivered. */
 export async function twoTrialsSecondPending() {
 	const userId = newClerkUserId()
-	const urls = await Promise.all(
-		(['solo', 'team'] as const).map(async (plan) => (await (await checkout(userId, { plan })).json()).url as string),
-	)
+	const urls = await openCheckouts(userId)
 	const a = standIns.stripe.store.completeCheckout(sessionIdOf(urls[0]!)).subscription
 	expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', a))).status).toBe(200)
 	const b = standIns.stripe.store.completeCheckout(sessionIdOf(urls[1]!)).subscription
