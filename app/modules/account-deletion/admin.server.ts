@@ -1,4 +1,5 @@
 import { db } from '#app/utils/db.server.ts'
+import { looksLikeUuid } from '#app/utils/uuid.ts'
 import { isLiveProcessorStatus, subscriptionState, type SubscriptionState } from '#app/modules/billing/subscription-state.ts'
 
 // The administrator's side of deletion requests, shared by /admin/deletion-requests and
@@ -46,7 +47,7 @@ export type ProcessResult =
 
 /** Marks a pending request processed, refused while the processor still bills the user. */
 export async function markDeletionRequestProcessed(requestId: string, adminId: string): Promise<ProcessResult> {
-	if (!/^[0-9a-f-]{36}$/i.test(requestId)) return { status: 'error', code: 'not-found' }
+	if (!looksLikeUuid(requestId)) return { status: 'error', code: 'not-found' }
 	return db().$transaction(async (tx) => {
 		const request = await tx.deletionRequest.findUnique({
 			where: { id: requestId },
@@ -74,7 +75,7 @@ export async function markDeletionRequestProcessed(requestId: string, adminId: s
 
 /** Whose request `requestId` was, if it has been processed (the admin page's confirmation names it). */
 export async function processedRequestOwner(requestId: string): Promise<string | null> {
-	if (!/^[0-9a-f-]{36}$/i.test(requestId)) return null
+	if (!looksLikeUuid(requestId)) return null
 	const request = await db().deletionRequest.findFirst({
 		where: { id: requestId, status: 'processed' },
 		select: { user: { select: { clerkId: true } } },

@@ -2,6 +2,7 @@ import type Stripe from 'stripe'
 import { Prisma } from '#app/generated/prisma/client.ts'
 import { db } from '#app/utils/db.server.ts'
 import { parseLookupKey } from './plans.ts'
+import { looksLikeUuid } from '#app/utils/uuid.ts'
 import { isLiveProcessorStatus, LIVE_PROCESSOR_STATUSES } from './subscription-state.ts'
 
 type Tx = Prisma.TransactionClient
@@ -19,9 +20,7 @@ function latestPeriodEnd(subscription: Stripe.Subscription): Date | null {
 }
 
 async function findUserId(tx: Tx, subscription: Stripe.Subscription, hintUserId?: string | null) {
-	const candidates = [subscription.metadata?.userId, hintUserId].filter(
-		(id): id is string => typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id),
-	)
+	const candidates = [subscription.metadata?.userId, hintUserId].filter(looksLikeUuid)
 	for (const id of candidates) {
 		const user = await tx.user.findUnique({ where: { id }, select: { id: true } })
 		if (user) return user.id
