@@ -6,10 +6,50 @@ import { Readable } from 'node:stream'
 /** A request node:http accepted but a Fetch Request cannot hold: the client's fault, answered 400. */
 export class MalformedRequestError extends Error {}
 
-export function toFetchRequest(req, signal) {
+/**
+ * The whole body of a request that declared its length, as one Buffer. Rejects when the client goes
+ * away first (node:http's request timeout bounds a client that never finishes).
+ *
+ * @param {import('node:http').IncomingMessage} req
+ * @returns {Promise<Buffer>}
+ */
+export function readDeclaredBody(req) {
+	return new Promise((resolve, reject) => {
+		const chunks = []
+		const onData = (chunk) => chunks.push(chunk)
+		const onEnd = () => {
+			cleanup()
+			resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks))
+		}
+		const onGone = () => {
+			cleanup()
+			reject(new ClientGoneError('the client closed the connection before sending its whole body'))
+		}
+		const cleanup = () => {
+			req.off('data', onData)
+			req.off('end', onEnd)
+			req.off('error', onGone)
+			req.off('close', onGone)
+		}
+		req.on('data', onData)
+		req.on('end', onEnd)
+		req.on('error', onGone)
+		req.on('close', onGone)
+	})
+}
+
+/** The client left while its request was still arriving: nobody to answer, nothing of ours failed. */
+export class ClientGoneError extends Error {}
+
+/**
+ * @param {import('node:http').IncomingMessage} req
+ * @param {AbortSignal | undefined} signal
+ * @param {Buffer} [body] the body when already read (readDeclaredBody); otherwise it streams from `req`
+ */
+export function toFetchRequest(req, signal, body) {
 	const headers = new Headers()
 	const raw = req.rawHeaders
-	for (let i = 0; i < raw.length; i += 2) headers.append(raw[i], raw[i + 1])
+	for (let i = 0; i < raw.length; i += 2) headers.append(/** @type {string} */ (raw[i]), /** @type {string} */ (raw[i + 1]))
 	const host = req.headers.host ?? 'localhost'
 	let url
 	try {
@@ -18,9 +58,12 @@ export function toFetchRequest(req, signal) {
 		// node:http lets through a Host no URL can hold (`Host: a b`).
 		throw new MalformedRequestError('the Host header cannot form a URL')
 	}
+	/** @type {RequestInit & { duplex?: 'half' }} */
 	const init = { method: req.method, headers, signal }
-	if (req.method !== 'GET' && req.method !== 'HEAD') {
-		init.body = Readable.toWeb(req)
+	// A Buffer is a Uint8Array, which fetch takes; TypeScript's DOM types want an ArrayBuffer-backed one.
+	if (body) init.body = /** @type {Uint8Array<ArrayBuffer>} */ (body)
+	else if (req.method !== 'GET' && req.method !== 'HEAD') {
+		init.body = /** @type {ReadableStream} */ (/** @type {unknown} */ (Readable.toWeb(req)))
 		init.duplex = 'half'
 	}
 	return new Request(url, init)
