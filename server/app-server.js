@@ -25,8 +25,8 @@ const malformedBody = (message) => JSON.stringify({ error: message, code: 'bad-b
 
 /**
  * A JSON route's body, read whole before its Request is built, when the client declared a length
- * within the API's body limit: a Request over a ready Buffer costs measurably less per call than one
- * over a stream adapted from node's (docs/decisions/0010-direct-api-dispatch-and-memory-limits.md §1).
+ * within the API's body limit. The route then gets it in a ReadyBodyRequest, without the web streams
+ * a Request over node's stream needs (docs/decisions/0015-bodies-without-streams.md).
  * Anything else (no length, chunked, over the limit) streams as before, and readJsonBody still
  * enforces the limit on every body: this only chooses where the bytes wait.
  *
@@ -69,6 +69,8 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 	let remix
 	let apiRoute
 	let apiHeaders
+	/** @type {import('./node-fetch-bridge.js').ReadyBodies | undefined} */
+	let readyBodies
 	let remixBuild
 	const log = createRequestLog()
 
@@ -108,6 +110,8 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				apiRoute = createApiDispatch(build)
 				// JSON answers render no HTML, so they need no per-request script nonce.
 				apiHeaders = build.entry.module.securityHeaders('api')
+				const { ReadyBodyRequest, ReadyTextResponse } = build.entry.module
+				readyBodies = ReadyBodyRequest && ReadyTextResponse ? { ReadyBodyRequest, ReadyTextResponse } : undefined
 			}
 			const entry = build.entry.module
 			if (pathname === '/api/health' && (req.method === 'GET' || req.method === 'HEAD')) {
@@ -118,13 +122,13 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			// A Fetch Request cannot carry TRACE or CONNECT, and Remix refuses methods it does not know with a
 			// body of its own: the API answers those itself, as the contract asks (405 with Allow, or 404).
 			if (isApi && !FETCH_METHODS.has(req.method)) {
-				await sendFetchResponse(res, entry.unknownApiMethodResponse(apiRoute.allowFor(pathname)), apiHeaders)
+				await sendFetchResponse(res, entry.unknownApiMethodResponse(apiRoute.allowFor(pathname)), apiHeaders, readyBodies)
 				return
 			}
 			// The URL parser resolves dot segments (`/api/..`, `/api/%2e%2e/pricing`) into a page's path, which
 			// Remix would answer with HTML: an /api/* request gets the API's JSON 404 instead.
 			if (isApi && DOT_SEGMENT.test(pathname)) {
-				await sendFetchResponse(res, entry.unknownApiMethodResponse(undefined), apiHeaders)
+				await sendFetchResponse(res, entry.unknownApiMethodResponse(undefined), apiHeaders, readyBodies)
 				return
 			}
 			const direct = isApi ? apiRoute(req.method, pathname) : undefined
@@ -137,12 +141,13 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			// React stops when the response stream closes). The JSON routes never read the signal, and each
 			// AbortSignal a Request follows costs measurable time per call.
 			controller = direct ? undefined : new AbortController()
-			const request = toFetchRequest(req, controller?.signal, direct ? await smallDeclaredBody(req, entry.MAX_BODY_BYTES) : undefined)
+			const bytes = direct && readyBodies ? await smallDeclaredBody(req, entry.MAX_BODY_BYTES) : undefined
+			const request = toFetchRequest(req, controller?.signal, bytes && readyBodies && { bytes, classes: readyBodies })
 			const context = { cspNonce: nonce, remoteAddress: req.socket.remoteAddress }
 			const response = entry.crossSiteFormRefusal(request) ?? (await (direct ? direct(request, context) : remix(request, context)))
 			if (!(response instanceof Response)) throw new Error(`${pathname} answered something other than a Response`)
 			if (!req.complete) res.once('finish', () => discardUnreadBody(req))
-			await sendFetchResponse(res, response, headers)
+			await sendFetchResponse(res, response, headers, readyBodies)
 		} catch (error) {
 			if (res.headersSent) {
 				res.destroy()

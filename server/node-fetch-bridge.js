@@ -42,11 +42,22 @@ export function readDeclaredBody(req) {
 export class ClientGoneError extends Error {}
 
 /**
+ * The build's body classes (app/utils/ready-bodies.server.ts): a body already in memory crosses
+ * between the server and the routes without a web stream.
+ *
+ * @typedef {{
+ *   ReadyBodyRequest: new (input: URL, init: RequestInit, bytes: Uint8Array) => Request,
+ *   ReadyTextResponse: abstract new (...args: any[]) => Response & { takeText(): string },
+ * }} ReadyBodies
+ */
+
+/**
  * @param {import('node:http').IncomingMessage} req
  * @param {AbortSignal | undefined} signal
- * @param {Buffer} [body] the body when already read (readDeclaredBody); otherwise it streams from `req`
+ * @param {{ bytes: Buffer, classes: ReadyBodies }} [readBody] the body when already read
+ *   (readDeclaredBody); otherwise it streams from `req`
  */
-export function toFetchRequest(req, signal, body) {
+export function toFetchRequest(req, signal, readBody) {
 	const headers = new Headers()
 	const raw = req.rawHeaders
 	for (let i = 0; i < raw.length; i += 2) headers.append(/** @type {string} */ (raw[i]), /** @type {string} */ (raw[i + 1]))
@@ -60,16 +71,22 @@ export function toFetchRequest(req, signal, body) {
 	}
 	/** @type {RequestInit & { duplex?: 'half' }} */
 	const init = { method: req.method, headers, signal }
-	// A Buffer is a Uint8Array, which fetch takes; TypeScript's DOM types want an ArrayBuffer-backed one.
-	if (body) init.body = /** @type {Uint8Array<ArrayBuffer>} */ (body)
-	else if (req.method !== 'GET' && req.method !== 'HEAD') {
+	if (readBody) return new readBody.classes.ReadyBodyRequest(url, init, readBody.bytes)
+	if (req.method !== 'GET' && req.method !== 'HEAD') {
 		init.body = /** @type {ReadableStream} */ (/** @type {unknown} */ (Readable.toWeb(req)))
 		init.duplex = 'half'
 	}
 	return new Request(url, init)
 }
 
-export async function sendFetchResponse(res, response, extraHeaders) {
+/**
+ * @param {import('node:http').ServerResponse} res
+ * @param {Response} response
+ * @param {Iterable<[string, string]>} extraHeaders
+ * @param {ReadyBodies} [classes] when given, a ReadyTextResponse's text is sent without a stream
+ */
+export async function sendFetchResponse(res, response, extraHeaders, classes) {
+	/** @type {import('node:http').OutgoingHttpHeaders} */
 	const headers = {}
 	for (const [name, value] of extraHeaders) headers[name] = value
 	response.headers.forEach((value, name) => {
@@ -77,13 +94,20 @@ export async function sendFetchResponse(res, response, extraHeaders) {
 	})
 	const cookies = response.headers.getSetCookie()
 	if (cookies.length > 0) headers['set-cookie'] = cookies
+	// JSON answers are small: send them whole, with a length, in one write. Pages stream.
+	if (classes && response instanceof classes.ReadyTextResponse && res.req.method !== 'HEAD') {
+		const body = Buffer.from(response.takeText())
+		headers['content-length'] = body.length
+		res.writeHead(response.status, response.statusText || undefined, headers)
+		res.end(body)
+		return
+	}
 	if (!response.body || res.req.method === 'HEAD') {
 		res.writeHead(response.status, response.statusText || undefined, headers)
 		res.end()
 		return
 	}
-	// JSON answers are small: send them whole, with a length, in one write. Pages stream.
-	if (headers['content-type']?.startsWith('application/json')) {
+	if (String(headers['content-type']).startsWith('application/json')) {
 		const body = Buffer.from(await response.arrayBuffer())
 		headers['content-length'] = body.length
 		res.writeHead(response.status, response.statusText || undefined, headers)

@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import { ReadyBodyRequest, ReadyTextResponse } from './ready-bodies.server.ts'
 
 // Every /api/* failure is { error, code } (+ detail and issues on bad-body). The status of each code
 // is decided here and nowhere else.
@@ -48,7 +49,7 @@ export function jsonResponse(body: unknown, init: ResponseInit = {}) {
 	const headers = new Headers(init.headers)
 	headers.set('Content-Type', 'application/json; charset=utf-8')
 	if (!headers.has('Cache-Control')) headers.set('Cache-Control', 'no-store')
-	return new Response(JSON.stringify(body), { ...init, headers })
+	return new ReadyTextResponse(JSON.stringify(body), { ...init, headers })
 }
 
 export function errorResponse(code: ErrorCode, extras: ErrorExtras = {}) {
@@ -80,6 +81,11 @@ export async function readBodyText(request: Request, maxBytes: number = MAX_BODY
 async function readBodyBytes(request: Request, maxBytes: number): Promise<Buffer> {
 	const declared = Number(request.headers.get('Content-Length') ?? NaN)
 	if (declared > maxBytes) throw new PayloadTooLargeError()
+	if (request instanceof ReadyBodyRequest) {
+		const bytes = request.takeBytes()
+		if (bytes.byteLength > maxBytes) throw new PayloadTooLargeError()
+		return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+	}
 	if (!request.body) return Buffer.alloc(0)
 	const reader = request.body.getReader()
 	const chunks: Uint8Array[] = []
