@@ -33,9 +33,6 @@ class HeldBody {
 	}
 }
 
-const heldBodies = new WeakMap<Request | Response, HeldBody>()
-const heldBodyOf = (owner: Request | Response) => heldBodies.get(owner)!
-
 const BODY_READS = ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text'] as const
 
 /**
@@ -43,12 +40,12 @@ const BODY_READS = ['arrayBuffer', 'blob', 'bytes', 'formData', 'json', 'text'] 
  * standard object the held body builds. As on a standard body, a read that cannot happen is a
  * rejected promise, not a throw.
  */
-function readThroughHeldBody(prototype: Request | Response) {
+function readThroughHeldBody<Owner extends Request | Response>(prototype: Owner, heldBodyOf: (owner: Owner) => HeldBody) {
 	for (const name of BODY_READS) {
 		Object.defineProperty(prototype, name, {
 			configurable: true,
 			writable: true,
-			value(this: Request | Response) {
+			value(this: Owner) {
 				try {
 					return heldBodyOf(this).standard()[name]()
 				} catch (error) {
@@ -59,13 +56,13 @@ function readThroughHeldBody(prototype: Request | Response) {
 	}
 	Object.defineProperty(prototype, 'body', {
 		configurable: true,
-		get(this: Request | Response) {
+		get(this: Owner) {
 			return heldBodyOf(this).standard().body
 		},
 	})
 	Object.defineProperty(prototype, 'bodyUsed', {
 		configurable: true,
-		get(this: Request | Response) {
+		get(this: Owner) {
 			return heldBodyOf(this).used
 		},
 	})
@@ -73,17 +70,21 @@ function readThroughHeldBody(prototype: Request | Response) {
 
 /** A request whose body the server read whole: what the JSON routes get from the production server. */
 export class ReadyBodyRequest extends Request {
+	static {
+		readThroughHeldBody(this.prototype, (owner) => owner.#held)
+	}
 	readonly #bytes: Uint8Array<ArrayBuffer>
+	readonly #held: HeldBody
 
 	constructor(input: string | URL, init: Omit<RequestInit, 'body'>, bytes: Uint8Array<ArrayBuffer>) {
 		super(input, init)
 		this.#bytes = bytes
-		heldBodies.set(this, new HeldBody(() => new Request(this.url, { method: this.method, headers: this.headers, body: bytes })))
+		this.#held = new HeldBody(() => new Request(this.url, { method: this.method, headers: this.headers, body: bytes }))
 	}
 
 	/** The body without a stream; taking it uses it up, as any other read of a body does. */
 	takeBytes(): Uint8Array<ArrayBuffer> {
-		heldBodyOf(this).take()
+		this.#held.take()
 		return this.#bytes
 	}
 
@@ -92,24 +93,24 @@ export class ReadyBodyRequest extends Request {
 		return new ReadyBodyRequest(this.url, { method: this.method, headers: new Headers(this.headers), signal: this.signal }, this.#bytes)
 	}
 }
-readThroughHeldBody(ReadyBodyRequest.prototype)
 
 /** A response whose body is a string already serialized: what jsonResponse returns. */
 export class ReadyTextResponse extends Response {
+	static {
+		readThroughHeldBody(this.prototype, (owner) => owner.#held)
+	}
 	readonly #text: string
+	readonly #held: HeldBody
 
 	constructor(text: string, init: ResponseInit) {
 		super(null, init)
 		this.#text = text
-		heldBodies.set(
-			this,
-			new HeldBody(() => new Response(text, { status: this.status, statusText: this.statusText, headers: this.headers })),
-		)
+		this.#held = new HeldBody(() => new Response(text, { status: this.status, statusText: this.statusText, headers: this.headers }))
 	}
 
 	/** The body without a stream; taking it uses it up, as any other read of a body does. */
 	takeText(): string {
-		heldBodyOf(this).take()
+		this.#held.take()
 		return this.#text
 	}
 
@@ -118,4 +119,3 @@ export class ReadyTextResponse extends Response {
 		return new ReadyTextResponse(this.#text, { status: this.status, statusText: this.statusText, headers: new Headers(this.headers) })
 	}
 }
-readThroughHeldBody(ReadyTextResponse.prototype)
