@@ -99,7 +99,9 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			if (controller && !res.writableFinished) controller.abort()
 			if (pathname !== '/api/health') {
 				const ms = Number(process.hrtime.bigint() - started) / 1e6
-				log.line(`${req.method} ${pathname} ${res.statusCode} ${ms.toFixed(1)}ms`)
+				// Closed before any answer was sent: the client left. Logged as nginx logs it, 499.
+				const status = res.headersSent ? res.statusCode : 499
+				log.line(`${req.method} ${pathname} ${status} ${ms.toFixed(1)}ms`)
 			}
 		})
 		try {

@@ -15,6 +15,8 @@ export class MalformedRequestError extends Error {}
  */
 export function readDeclaredBody(req) {
 	return new Promise((resolve, reject) => {
+		// Gone before we started reading (an await before this call): no event will come any more.
+		if (req.destroyed) return reject(new ClientGoneError('the client closed the connection before sending its whole body'))
 		const chunks = []
 		const onData = (chunk) => chunks.push(chunk)
 		const onEnd = () => {
@@ -46,7 +48,7 @@ export class ClientGoneError extends Error {}
  * between the server and the routes without a web stream.
  *
  * @typedef {{
- *   ReadyBodyRequest: new (input: URL, init: RequestInit, bytes: Uint8Array) => Request,
+ *   ReadyBodyRequest: new (input: URL, init: Omit<RequestInit, 'body'>, bytes: Uint8Array<ArrayBuffer>) => Request,
  *   ReadyTextResponse: abstract new (...args: any[]) => Response & { takeText(): string },
  * }} ReadyBodies
  */
@@ -71,7 +73,8 @@ export function toFetchRequest(req, signal, readBody) {
 	}
 	/** @type {RequestInit & { duplex?: 'half' }} */
 	const init = { method: req.method, headers, signal }
-	if (readBody) return new readBody.classes.ReadyBodyRequest(url, init, readBody.bytes)
+	// A Buffer is a Uint8Array; TypeScript's DOM types want one backed by an ArrayBuffer, as node's are.
+	if (readBody) return new readBody.classes.ReadyBodyRequest(url, init, /** @type {Uint8Array<ArrayBuffer>} */ (readBody.bytes))
 	if (req.method !== 'GET' && req.method !== 'HEAD') {
 		init.body = /** @type {ReadableStream} */ (/** @type {unknown} */ (Readable.toWeb(req)))
 		init.duplex = 'half'
@@ -102,7 +105,7 @@ export async function sendFetchResponse(res, response, extraHeaders, classes) {
 		res.end(body)
 		return
 	}
-	if (!response.body || res.req.method === 'HEAD') {
+	if (res.req.method === 'HEAD' || !response.body) {
 		res.writeHead(response.status, response.statusText || undefined, headers)
 		res.end()
 		return

@@ -1,5 +1,6 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from '@remix-run/node'
 import { errorResponse, type ErrorCode } from './http.server.ts'
+import { ReadyTextResponse } from './ready-bodies.server.ts'
 
 type Handler = (args: ActionFunctionArgs | LoaderFunctionArgs) => Promise<Response> | Response
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -21,7 +22,9 @@ export function apiRoute(handlers: Partial<Record<Method, Handler>>, { failureCo
 		try {
 			return await handler(args)
 		} catch (error) {
-			if (error instanceof Response) return error
+			// Thrown answers (errorResponse) are ReadyTextResponses. Stock remix-serve replaces the global
+			// Response after importing the build, so the class our responses extend is no longer that global.
+			if (error instanceof Response || error instanceof ReadyTextResponse) return error
 			const where = `${args.request.method} ${new URL(args.request.url).pathname}`
 			// A fault in our code gets its stack. A service we depend on failing (the database down or not
 			// answering) is already answered by code; a stack per request would bury the log during an outage.

@@ -50,8 +50,10 @@ describe('ReadyBodyRequest', () => {
 		const taken = readyRequest()
 		expect(Buffer.from(taken.takeBytes()).toString()).toBe(JSON.stringify(message))
 		expect(taken.bodyUsed).toBe(true)
-		expect(() => taken.body).toThrow(TypeError)
 		expect(() => taken.takeBytes()).toThrow(TypeError)
+		// As after any read: the stream is still there, used up, and reading again is refused.
+		expect(taken.body).toBeInstanceOf(ReadableStream)
+		await expect(taken.json()).rejects.toThrow(TypeError)
 	})
 
 	test('readJsonBody reads it without a stream and applies the same rules', async () => {

@@ -3,9 +3,9 @@
 // the web stream the Fetch API describes. On Node 20 every web stream is a native-backed object
 // (`makeTransferable`): it and everything it reaches survive the young-generation collections and
 // are promoted, so one or two streams per API request drove a full collection every ~260 ms under
-// load (docs/decisions/0015-bodies-without-streams.md). The production server hands these bodies
-// over without a stream (`takeBytes`, `takeText`); any other reader (Remix under `npm run dev`, stock
-// remix-serve) sees an ordinary Request or Response.
+// load (docs/decisions/0015-bodies-without-streams.md). Our server (`npm start` and `npm run dev`)
+// hands these bodies over without a stream (`takeBytes`, `takeText`); any other reader (Remix, stock
+// remix-serve, a test) sees an ordinary Request or Response.
 
 const UNUSABLE = 'Body is unusable: it has already been read'
 
@@ -27,8 +27,11 @@ class HeldBody {
 	}
 
 	standard() {
-		if (this.#taken) throw new TypeError(UNUSABLE)
-		this.#standard ??= this.buildStandard()
+		if (!this.#standard) {
+			this.#standard = this.buildStandard()
+			// Already taken by its owner: the standard object shows a used body, as after any other read.
+			if (this.#taken) void this.#standard.arrayBuffer().catch(() => {})
+		}
 		return this.#standard
 	}
 }
