@@ -69,7 +69,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 	let remix
 	let apiRoute
 	let apiHeaders
-	/** @type {import('./node-fetch-bridge.js').ReadyBodies | undefined} */
+	/** @type {import('./node-fetch-bridge.js').ReadyBodies} */
 	let readyBodies
 	let remixBuild
 	const log = createRequestLog()
@@ -112,8 +112,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				apiRoute = createApiDispatch(build)
 				// JSON answers render no HTML, so they need no per-request script nonce.
 				apiHeaders = build.entry.module.securityHeaders('api')
-				const { ReadyBodyRequest, ReadyTextResponse } = build.entry.module
-				readyBodies = ReadyBodyRequest && ReadyTextResponse ? { ReadyBodyRequest, ReadyTextResponse } : undefined
+				readyBodies = { ReadyBodyRequest: build.entry.module.ReadyBodyRequest, ReadyTextResponse: build.entry.module.ReadyTextResponse }
 			}
 			const entry = build.entry.module
 			if (pathname === '/api/health' && (req.method === 'GET' || req.method === 'HEAD')) {
@@ -143,8 +142,8 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			// React stops when the response stream closes). The JSON routes never read the signal, and each
 			// AbortSignal a Request follows costs measurable time per call.
 			controller = direct ? undefined : new AbortController()
-			const bytes = direct && readyBodies ? await smallDeclaredBody(req, entry.MAX_BODY_BYTES) : undefined
-			const request = toFetchRequest(req, controller?.signal, bytes && readyBodies && { bytes, classes: readyBodies })
+			const bytes = direct ? await smallDeclaredBody(req, entry.MAX_BODY_BYTES) : undefined
+			const request = toFetchRequest(req, controller?.signal, bytes && { bytes, classes: readyBodies })
 			const context = { cspNonce: nonce, remoteAddress: req.socket.remoteAddress }
 			const response = entry.crossSiteFormRefusal(request) ?? (await (direct ? direct(request, context) : remix(request, context)))
 			if (!(response instanceof Response)) throw new Error(`${pathname} answered something other than a Response`)

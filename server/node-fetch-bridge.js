@@ -86,7 +86,7 @@ export function toFetchRequest(req, signal, readBody) {
  * @param {import('node:http').ServerResponse} res
  * @param {Response} response
  * @param {Iterable<[string, string]>} extraHeaders
- * @param {ReadyBodies} [classes] when given, a ReadyTextResponse's text is sent without a stream
+ * @param {ReadyBodies} classes a ReadyTextResponse's text is sent without a stream
  */
 export async function sendFetchResponse(res, response, extraHeaders, classes) {
 	/** @type {import('node:http').OutgoingHttpHeaders} */
@@ -98,7 +98,7 @@ export async function sendFetchResponse(res, response, extraHeaders, classes) {
 	const cookies = response.headers.getSetCookie()
 	if (cookies.length > 0) headers['set-cookie'] = cookies
 	// JSON answers are small: send them whole, with a length, in one write. Pages stream.
-	if (classes && response instanceof classes.ReadyTextResponse && res.req.method !== 'HEAD') {
+	if (response instanceof classes.ReadyTextResponse && res.req.method !== 'HEAD') {
 		const body = Buffer.from(response.takeText())
 		headers['content-length'] = body.length
 		res.writeHead(response.status, response.statusText || undefined, headers)
