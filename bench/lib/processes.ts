@@ -152,19 +152,7 @@ export function installExitHandlers({ watchdogMs }: { watchdogMs: number }) {
 }
 
 /** A per-request log line: ours (`GET /path 200 1.2ms`) or remix-serve's morgan (`GET /path 200 - - 1.2 ms`). */
-export const REQUEST_LOG_LINE = /^(?:GET|POST|HEAD|PUT|PATCH|DELETE|OPTIONS) \S+ (?:\d{3}\b|- )/
-
-/** Log lines other than per-request lines, deduplicated, at most `limit`. */
-export function notableLines(text: string, limit = 10): string[] {
-	const lines = new Set<string>()
-	for (const line of text.split('\n')) {
-		const trimmed = line.trim()
-		if (!trimmed || REQUEST_LOG_LINE.test(trimmed)) continue
-		lines.add(trimmed)
-		if (lines.size >= limit) break
-	}
-	return [...lines]
-}
+const REQUEST_LOG_LINE = /^(?:GET|POST|HEAD|PUT|PATCH|DELETE|OPTIONS) \S+ (?:\d{3}\b|- )/
 
 /**
  * Spawns a process whose output is kept as a bounded tail (for start-up errors) plus the lines that
