@@ -20,6 +20,7 @@ import { BROWSER_UA, measureClientWeight, type PageWeight } from './lib/client-w
 import { runLoad, type LoadRequest, type LoadResult } from './lib/load.ts'
 import { cleanupAll, installExitHandlers, isBailing, onCleanup, spawnTracked, stopChild } from './lib/processes.ts'
 import {
+	endpointName,
 	evaluateTargets,
 	memoryTable,
 	problems,
@@ -87,6 +88,8 @@ type EndpointSpec = {
 	id: EndpointId
 	method: 'GET' | 'POST'
 	path: string
+	/** Shown after the path when two endpoints share it. */
+	variant?: string
 	headers: Record<string, string>
 	body?: string
 	signedIn?: true
@@ -94,7 +97,16 @@ type EndpointSpec = {
 
 const ENDPOINTS: EndpointSpec[] = [
 	{ id: 'health', method: 'GET', path: '/api/health', headers: { Accept: 'application/json' } },
+	// A first visit: no cookie, so the server may answer from its signed-out page cache (decision 0016).
 	{ id: 'pricing', method: 'GET', path: '/pricing', headers: { Accept: 'text/html', 'User-Agent': BROWSER_UA } },
+	// A signed-out visitor who carries some cookie: every request is rendered, the cost the cache saves.
+	{
+		id: 'pricing-rendered',
+		method: 'GET',
+		path: '/pricing',
+		variant: 'rendered: a cookie, no session',
+		headers: { Accept: 'text/html', 'User-Agent': BROWSER_UA, Cookie: 'theme=dark' },
+	},
 	// Signed-in endpoints rotate through one pool of users, each making the same request again and again
 	// (their rows, customers and pending requests exist after the warm-up): the steady state, not sign-up.
 	{ id: 'billing-status', method: 'GET', path: '/api/billing/status', headers: { Accept: 'application/json' }, signedIn: true },
@@ -296,6 +308,7 @@ function summarize(
 		endpoint: spec.id,
 		method: spec.method,
 		path: spec.path,
+		...(spec.variant ? { variant: spec.variant } : {}),
 		rps: responses / duration,
 		okRps: ok / duration,
 		p50Ms: load.latency.p50,
@@ -326,7 +339,7 @@ async function runSet(
 	for (const spec of specs) {
 		const users = spec.signedIn ? cookies : undefined
 		const request: LoadRequest = { method: spec.method, path: spec.path, headers: spec.headers, body: spec.body, cookies: users }
-		process.stdout.write(`  ${meta.label}: ${spec.method} ${spec.path} `)
+		process.stdout.write(`  ${meta.label}: ${endpointName(spec)} `)
 		let startAt = 0
 		if (config.warmup > 0) {
 			const warm = await runLoad(target.url, request, { seconds: config.warmup, connections: config.connections })

@@ -61,6 +61,19 @@ test.describe('home page, JavaScript on', () => {
 		await expect(page.getByRole('heading', { level: 1, name: 'Contact support' })).toBeFocused()
 	})
 
+	test('pages kept for visitors without cookies run their scripts, each load under its own nonce', async ({ page, consoleErrors }) => {
+		// The second load is answered from the server's page cache (decision 0016) with a fresh nonce;
+		// if a script carried another response's nonce, the CSP would block it and the page would not hydrate.
+		for (let load = 0; load < 2; load++) {
+			const response = await page.goto('/pricing')
+			expect(response?.status()).toBe(200)
+			await settle(page)
+			await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Contact', exact: true }).click()
+			await expect(page.getByRole('heading', { level: 1, name: 'Contact support' })).toBeFocused()
+		}
+		expectNoUnexpectedConsoleErrors(consoleErrors)
+	})
+
 	test('the keyboard focus ring is dark ink with a paper gap (3:1 on every background)', async ({ page }) => {
 		await page.goto('/')
 		await settle(page)

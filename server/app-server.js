@@ -2,6 +2,7 @@ import crypto from 'node:crypto'
 import http from 'node:http'
 import { createRequestHandler } from '@remix-run/node'
 import { createApiDispatch } from './api-dispatch.js'
+import { createPageCache } from './page-cache.js'
 import { ClientGoneError, MalformedRequestError, readDeclaredBody, sendFetchResponse, toFetchRequest } from './node-fetch-bridge.js'
 import { createRequestLog } from './request-log.js'
 
@@ -72,6 +73,8 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 	/** @type {import('./node-fetch-bridge.js').ReadyBodies} */
 	let readyBodies
 	let remixBuild
+	/** @type {ReturnType<typeof createPageCache> | undefined} */
+	let pageCache
 	const log = createRequestLog()
 
 	// The liveness probe is answered from memory, before any routing or bookkeeping: it must stay cheap
@@ -113,6 +116,8 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				// JSON answers render no HTML, so they need no per-request script nonce.
 				apiHeaders = build.entry.module.securityHeaders('api')
 				readyBodies = { ReadyBodyRequest: build.entry.module.ReadyBodyRequest, ReadyTextResponse: build.entry.module.ReadyTextResponse }
+				// Development renders every request: the page a developer edits must show at once.
+				pageCache = mode === 'production' ? createPageCache({ isCacheablePage: build.entry.module.isCacheablePage }) : undefined
 			}
 			const entry = build.entry.module
 			if (pathname === '/api/health' && (req.method === 'GET' || req.method === 'HEAD')) {
@@ -137,6 +142,13 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			const headers = direct ? apiHeaders : entry.securityHeaders(nonce)
 			if (!direct && viteMiddleware && (await viteMiddleware(req, res))) return
 			if (!direct && serveStatic?.(req, res, headers)) return
+			const cache = direct ? undefined : pageCache
+			const cacheKey = cache?.keyFor(req, pathname)
+			const cached = cacheKey === undefined ? undefined : cache?.get(cacheKey)
+			if (cached) {
+				cache?.send(res, cached, headers, nonce)
+				return
+			}
 
 			// Pages stop work when the client goes away: Remix checks request.signal around its loaders (and
 			// React stops when the response stream closes). The JSON routes never read the signal, and each
@@ -144,17 +156,23 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			controller = direct ? undefined : new AbortController()
 			const bytes = direct ? await smallDeclaredBody(req, entry.MAX_BODY_BYTES) : undefined
 			const request = toFetchRequest(req, controller?.signal, bytes && { bytes, classes: readyBodies })
-			const context = { cspNonce: nonce, remoteAddress: req.socket.remoteAddress }
+			// A render that may be kept carries the cache's placeholder, replaced by `nonce` as it is sent.
+			const context = { cspNonce: cache && cacheKey !== undefined ? cache.placeholder : nonce, remoteAddress: req.socket.remoteAddress }
 			const response = entry.crossSiteFormRefusal(request) ?? (await (direct ? direct(request, context) : remix(request, context)))
 			if (!(response instanceof Response)) throw new Error(`${pathname} answered something other than a Response`)
 			if (!req.complete) res.once('finish', () => discardUnreadBody(req))
+			if (cache && cacheKey !== undefined) {
+				cache.send(res, await cache.capture(cacheKey, response), headers, nonce)
+				return
+			}
 			await sendFetchResponse(res, response, headers, readyBodies)
 		} catch (error) {
 			if (res.headersSent) {
 				res.destroy()
 				return
 			}
-			if (error instanceof ClientGoneError) {
+			// The visitor left while a page meant for the cache was read whole: nobody to answer.
+			if (error instanceof ClientGoneError || controller?.signal.aborted) {
 				res.destroy()
 				return
 			}

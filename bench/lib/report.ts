@@ -2,12 +2,14 @@ import type { PageWeight } from './client-weight.ts'
 import type { CpuUsage } from './cpu.ts'
 import type { LoadResult } from './load.ts'
 
-export type EndpointId = 'health' | 'pricing' | 'billing-status' | 'contact' | 'checkout' | 'delete-request'
+export type EndpointId = 'health' | 'pricing' | 'pricing-rendered' | 'billing-status' | 'contact' | 'checkout' | 'delete-request'
 
 export type EndpointResult = {
 	endpoint: EndpointId
 	method: string
 	path: string
+	/** What sets this request apart from another to the same path. */
+	variant?: string
 	/** All responses per second (any status). */
 	rps: number
 	/** 2xx responses per second: what the ratios and targets use. */
@@ -69,6 +71,10 @@ export function ratios(sets: SetResult[], set: SetResult, result: EndpointResult
 	}
 }
 
+/** `GET /pricing`, or `GET /pricing (variant)` for a second request to the same path. */
+export const endpointName = (result: Pick<EndpointResult, 'method' | 'path' | 'variant'>) =>
+	`${result.method} ${result.path}${result.variant ? ` (${result.variant})` : ''}`
+
 const fmt = (value: number | null | undefined, digits = 0) =>
 	value === null || value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits)
 const ratio = (value: number | null) => (value === null ? '–' : `${value.toFixed(value < 10 ? 2 : 1)}×`)
@@ -94,7 +100,7 @@ export function table(sets: SetResult[]): string {
 			const { vsBare, vsRemixServe } = ratios(sets, set, result)
 			rows.push([
 				set.label,
-				`${result.method} ${result.path}`,
+				endpointName(result),
 				fmt(result.rps),
 				fmt(result.okRps),
 				fmt(result.p50Ms, 1),
@@ -160,7 +166,7 @@ export function evaluateTargets(sets: SetResult[]): Target[] {
 			const anchorBroken = anchor && anchor.okRps === 0
 			const multiple = anchor?.okRps ? result.okRps / anchor.okRps : null
 			targets.push({
-				name: `${set.label}: ${result.method} ${result.path} ≥ ${wanted}× remix-serve`,
+				name: `${set.label}: ${endpointName(result)} ≥ ${wanted}× remix-serve`,
 				measured:
 					multiple === null
 						? anchor
@@ -173,7 +179,7 @@ export function evaluateTargets(sets: SetResult[]): Target[] {
 			})
 			if (endpoint !== 'pricing') {
 				targets.push({
-					name: `${set.label}: ${result.method} ${result.path} p99 ≤ 25 ms`,
+					name: `${set.label}: ${endpointName(result)} p99 ≤ 25 ms`,
 					measured: `${fmt(result.p99Ms, 1)} ms${result.okRps === 0 ? ' (no 2xx: latency of error answers)' : ''}`,
 					threshold: '≤ 25 ms',
 					met: result.okRps === 0 ? false : result.p99Ms <= 25,
@@ -225,7 +231,7 @@ export function problems(sets: SetResult[]): string[] {
 		for (const result of set.endpoints) {
 			if (result.errors === 0 && result.rateLimited === 0) continue
 			lines.push(
-				`${set.label} ${result.method} ${result.path}: ${describeStatuses(result)}` +
+				`${set.label} ${endpointName(result)}: ${describeStatuses(result)}` +
 					(result.socketErrors ? `, socket errors/timeouts: ${result.socketErrors}` : ''),
 			)
 			for (const [status, bodies] of Object.entries(result.errorSamples)) {

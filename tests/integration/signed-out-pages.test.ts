@@ -1,0 +1,67 @@
+import { describe, expect, test } from 'vitest'
+import { app, auth, serveBillingApp, subscribedUser } from '../support/billing-app.ts'
+
+// Visitors without cookies may be answered from the server's signed-out page cache
+// (docs/decisions/0016-signed-out-page-cache.md): what they get must be what a render would give them,
+// with a nonce of their own, and nobody else may get their page or they someone else's.
+serveBillingApp()
+
+const SIGNED_OUT_NOTE = 'You need a Callsheet account to start a free trial'
+
+async function page(path: string, headers: Record<string, string> = {}) {
+	const response = await fetch(`${app.url}${path}`, { headers: { Accept: 'text/html', ...headers } })
+	const html = await response.text()
+	const nonce = /'nonce-([^']+)'/.exec(response.headers.get('content-security-policy') ?? '')?.[1]
+	expect(nonce, path).toBeTruthy()
+	return { response, html, nonce: nonce! }
+}
+
+/** The page with its nonce taken out: two answers for the same visitor and URL must then be equal. */
+function withoutNonce({ html, nonce }: { html: string; nonce: string }) {
+	const scriptNonces = [...html.matchAll(/nonce="([^"]*)"/g)].map((match) => match[1])
+	// Every script the page carries names this response's nonce, and the CSP header names it too.
+	expect(scriptNonces.length).toBeGreaterThan(0)
+	expect(new Set(scriptNonces)).toEqual(new Set([nonce]))
+	return html.split(nonce).join('NONCE')
+}
+
+describe('pages for visitors without cookies', () => {
+	test.each(['/', '/pricing', '/pricing?interval=year', '/contact', '/contact?sent=1'])(
+		'%s: each answer has its own nonce, and is the page a render gives a signed-out visitor',
+		async (path) => {
+			const answers = [await page(path), await page(path), await page(path)]
+			// A visitor carrying some cookie but no session is signed out too, and their page is rendered.
+			const rendered = await page(path, { Cookie: 'theme=dark' })
+			expect(new Set(answers.map((answer) => answer.nonce)).size).toBe(3)
+			for (const answer of answers) {
+				expect(answer.response.status).toBe(200)
+				expect(answer.response.headers.get('content-type')).toBe('text/html; charset=utf-8')
+				expect(Number(answer.response.headers.get('content-length'))).toBe(Buffer.byteLength(answer.html))
+				expect(answer.response.headers.get('x-frame-options')).toBe('DENY')
+				expect(withoutNonce(answer)).toBe(withoutNonce(rendered))
+			}
+		},
+	)
+
+	test('the query is part of the page: the yearly and monthly prices, the sent confirmation', async () => {
+		const month = await page('/pricing?interval=month')
+		const year = await page('/pricing?interval=year')
+		expect(month.html).toMatch(/href="\?interval=month" aria-current="page"/)
+		expect(year.html).toMatch(/href="\?interval=year" aria-current="page"/)
+		expect(year.html).toContain('Two months free compared with monthly')
+		expect(month.html).not.toContain('Two months free compared with monthly')
+		expect((await page('/contact?sent=1')).html).toContain('Message sent')
+		expect((await page('/contact')).html).not.toContain('Message sent')
+	})
+
+	test('a signed-in user is never given the visitors’ page, nor visitors theirs', async () => {
+		await page('/pricing?interval=year')
+		const { userId } = await subscribedUser('team', 'year')
+		const theirs = await page('/pricing?interval=year', auth(userId))
+		expect(theirs.html).toContain('Your plan')
+		expect(theirs.html).not.toContain(SIGNED_OUT_NOTE)
+		const visitors = await page('/pricing?interval=year')
+		expect(visitors.html).toContain(SIGNED_OUT_NOTE)
+		expect(visitors.html).not.toContain('Your plan')
+	})
+})
