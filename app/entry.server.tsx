@@ -1,8 +1,8 @@
 import { PassThrough } from 'node:stream'
 import { createReadableStreamFromReadable, type EntryContext } from '@remix-run/node'
 import { isRouteErrorResponse, RemixServer } from '@remix-run/react'
-import { isbot } from 'isbot'
 import { renderToPipeableStream } from 'react-dom/server'
+import { wantsWholeDocument } from './utils/cacheable-pages.server.ts'
 import { NonceProvider } from './utils/nonce-provider.ts'
 
 // The production server (server/) reaches start-up and shutdown through the build, so that the app
@@ -11,7 +11,7 @@ export { startServices, stopServices } from './utils/lifecycle.server.ts'
 export { securityHeaders } from './utils/security-headers.server.ts'
 export { crossSiteFormRefusal } from './utils/forms.server.ts'
 export { isApiPath } from './utils/api-path.ts'
-export { isCacheablePage } from './utils/cacheable-pages.server.ts'
+export { isCacheablePage, wantsWholeDocument } from './utils/cacheable-pages.server.ts'
 export { unknownApiMethodResponse } from './utils/api-route.server.ts'
 export { healthBody, HEALTH_HEADERS } from './utils/health.server.ts'
 export { MAX_BODY_BYTES } from './utils/http.server.ts'
@@ -39,7 +39,7 @@ export default function handleRequest(
 ) {
 	const nonce = loadContext.cspNonce ?? ''
 	// Bots and no-JS clients get the whole document at once; browsers get it streamed.
-	const readyEvent = isbot(request.headers.get('user-agent') ?? '') ? 'onAllReady' : 'onShellReady'
+	const readyEvent = wantsWholeDocument(request.headers.get('user-agent')) ? 'onAllReady' : 'onShellReady'
 	return new Promise<Response>((resolve, reject) => {
 		let shellRendered = false
 		const { pipe, abort } = renderToPipeableStream(

@@ -117,7 +117,8 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				apiHeaders = build.entry.module.securityHeaders('api')
 				readyBodies = { ReadyBodyRequest: build.entry.module.ReadyBodyRequest, ReadyTextResponse: build.entry.module.ReadyTextResponse }
 				// Development renders every request: the page a developer edits must show at once.
-				pageCache = mode === 'production' ? createPageCache({ isCacheablePage: build.entry.module.isCacheablePage }) : undefined
+				const { isCacheablePage, wantsWholeDocument } = build.entry.module
+				pageCache = mode === 'production' ? createPageCache({ isCacheablePage, wantsWholeDocument }) : undefined
 			}
 			const entry = build.entry.module
 			if (pathname === '/api/health' && (req.method === 'GET' || req.method === 'HEAD')) {
@@ -143,7 +144,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			if (!direct && viteMiddleware && (await viteMiddleware(req, res))) return
 			if (!direct && serveStatic?.(req, res, headers)) return
 			const cache = direct ? undefined : pageCache
-			const cacheKey = cache?.keyFor(req, pathname)
+			const cacheKey = cache?.keyFor(req, pathname, query === -1 ? '' : url.slice(query + 1))
 			const cached = cacheKey === undefined ? undefined : cache?.get(cacheKey)
 			if (cached) {
 				cache?.send(res, cached, headers, nonce)
@@ -162,7 +163,15 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			if (!(response instanceof Response)) throw new Error(`${pathname} answered something other than a Response`)
 			if (!req.complete) res.once('finish', () => discardUnreadBody(req))
 			if (cache && cacheKey !== undefined) {
-				cache.send(res, await cache.capture(cacheKey, response), headers, nonce)
+				let snapshot
+				try {
+					snapshot = await cache.capture(cacheKey, response)
+				} catch (error) {
+					// The visitor left while the page was being read whole: nobody to answer, nothing kept.
+					if (controller?.signal.aborted) return void res.destroy()
+					throw error
+				}
+				cache.send(res, snapshot, headers, nonce)
 				return
 			}
 			await sendFetchResponse(res, response, headers, readyBodies)
@@ -171,8 +180,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				res.destroy()
 				return
 			}
-			// The visitor left while a page meant for the cache was read whole: nobody to answer.
-			if (error instanceof ClientGoneError || controller?.signal.aborted) {
+			if (error instanceof ClientGoneError) {
 				res.destroy()
 				return
 			}

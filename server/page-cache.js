@@ -28,27 +28,34 @@ const MAX_ENTRIES = 100
  * scripts that carry it). A render meant for the cache is made with a placeholder that exists only
  * in this process, and every response, the first included, gets its own nonce in its place.
  *
- * @param {{ isCacheablePage: (pathname: string) => boolean, now?: () => number }} options
+ * @param {{
+ *   isCacheablePage: (pathname: string, search: string) => boolean,
+ *   wantsWholeDocument: (userAgent: string | undefined) => boolean,
+ *   now?: () => number,
+ * }} options
  */
-export function createPageCache({ isCacheablePage, now = Date.now }) {
+export function createPageCache({ isCacheablePage, wantsWholeDocument, now = Date.now }) {
 	// Hex: no escaping (HTML, JSON, URL) changes it, so every copy in the page is found.
 	const placeholder = crypto.randomBytes(16).toString('hex')
 	/** @type {Map<string, PageSnapshot>} */
 	const entries = new Map()
 
 	/**
-	 * The cache key for a request this cache may answer, or undefined. Clerk's choice between the page
-	 * and a handshake redirect, for a request without cookies, depends on the URL and on whether it is a
-	 * document navigation (Sec-Fetch-Dest, Accept): all three are in the key, with the Host.
+	 * The cache key for a request this cache may answer, or undefined. For a request without cookies,
+	 * Clerk chooses between the page and a handshake redirect from the URL and from whether the request
+	 * is a document navigation (Sec-Fetch-Dest, Accept): both headers are in the key as sent, with the
+	 * Host, and whether the page is rendered whole (a crawler) or streamed (a browser).
 	 *
 	 * @param {import('node:http').IncomingMessage} req
 	 * @param {string} pathname
+	 * @param {string} search the query after `?`, or ''
 	 */
-	function keyFor(req, pathname) {
-		if (req.method !== 'GET' || !isCacheablePage(pathname)) return undefined
+	function keyFor(req, pathname, search) {
+		if (req.method !== 'GET' || !isCacheablePage(pathname, search)) return undefined
 		const headers = req.headers
 		if (headers.cookie !== undefined || headers.authorization !== undefined) return undefined
-		return `${headers.host}\n${req.url}\n${headers['sec-fetch-dest'] ?? ''}\n${headers.accept ?? ''}`
+		const reader = wantsWholeDocument(headers['user-agent']) ? 'whole' : 'streamed'
+		return `${headers.host}\n${req.url}\n${headers['sec-fetch-dest'] ?? ''}\n${headers.accept ?? ''}\n${reader}`
 	}
 
 	/** @param {string} key */

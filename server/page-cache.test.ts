@@ -15,14 +15,19 @@ type Render = (nonce: string, url: string) => Response
  * its renders and writes the nonce it is given where a document's scripts carry it).
  */
 async function serveCached(render: Render, clock = { now: 0 }) {
-	const cache = createPageCache({ isCacheablePage: (pathname) => pathname === '/page', now: () => clock.now })
+	const cache = createPageCache({
+		isCacheablePage: (pathname, search) => pathname === '/page' && !search.includes('private'),
+		wantsWholeDocument: (userAgent) => userAgent === 'crawler',
+		now: () => clock.now,
+	})
 	let renders = 0
 	let nonces = 0
 	server = http.createServer((req, res) => {
 		void (async () => {
 			const nonce = `nonce${++nonces}`
 			const headers: Array<[string, string]> = [['content-security-policy', `script-src 'nonce-${nonce}'`]]
-			const key = cache.keyFor(req, (req.url ?? '/').split('?')[0]!)
+			const [pathname, search = ''] = (req.url ?? '/').split('?') as [string, string?]
+			const key = cache.keyFor(req, pathname, search)
 			const cached = key === undefined ? undefined : cache.get(key)
 			if (cached) return cache.send(res, cached, headers, nonce)
 			renders++
@@ -99,6 +104,7 @@ describe('the signed-out page cache', () => {
 			['/page', { method: 'HEAD' }],
 			['/page', { method: 'POST', body: 'x' }],
 			['/other', {}],
+			['/page?private=1', {}],
 		]
 		for (const [path, init] of asked) {
 			for (let i = 0; i < 2; i++) {
@@ -110,7 +116,7 @@ describe('the signed-out page cache', () => {
 		expect(renders()).toBe(asked.length * 2)
 	})
 
-	test('the URL, the Host and the kind of navigation are each their own entry', async () => {
+	test('the URL, the Host, the kind of navigation and a crawler are each their own entry', async () => {
 		const { url, renders } = await serveCached(page)
 		const year = await (await fetch(`${url}/page?interval=year`)).text()
 		const month = await (await fetch(`${url}/page?interval=month`)).text()
@@ -122,10 +128,12 @@ describe('the signed-out page cache', () => {
 		await rawGet(`${url}/page?interval=year`, { Host: host, 'Sec-Fetch-Dest': 'document' })
 		await rawGet(`${url}/page?interval=year`, { Host: host, Accept: 'text/html' })
 		await rawGet(`${url}/page?interval=year`, { Host: 'other.example' })
-		expect(renders()).toBe(6)
+		await rawGet(`${url}/page?interval=year`, { Host: host, 'User-Agent': 'crawler' })
+		expect(renders()).toBe(7)
 		await rawGet(`${url}/page?interval=year`, { Host: host, 'Sec-Fetch-Dest': 'document' })
 		await rawGet(`${url}/page?interval=year`, { Host: 'other.example' })
-		expect(renders()).toBe(6)
+		await rawGet(`${url}/page?interval=year`, { Host: host, 'User-Agent': 'crawler' })
+		expect(renders()).toBe(7)
 	})
 
 	test('a redirect, an error page, a page that sets a cookie or JSON is answered once and not kept', async () => {

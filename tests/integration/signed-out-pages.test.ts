@@ -29,10 +29,11 @@ describe('pages for visitors without cookies', () => {
 	test.each(['/', '/pricing', '/pricing?interval=year', '/contact', '/contact?sent=1'])(
 		'%s: each answer has its own nonce, and is the page a render gives a signed-out visitor',
 		async (path) => {
-			const answers = [await page(path), await page(path), await page(path)]
+			const crawler = { 'User-Agent': 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)' }
+			const answers = [await page(path), await page(path), await page(path), await page(path, crawler), await page(path, crawler)]
 			// A visitor carrying some cookie but no session is signed out too, and their page is rendered.
 			const rendered = await page(path, { Cookie: 'theme=dark' })
-			expect(new Set(answers.map((answer) => answer.nonce)).size).toBe(3)
+			expect(new Set(answers.map((answer) => answer.nonce)).size).toBe(answers.length)
 			for (const answer of answers) {
 				expect(answer.response.status).toBe(200)
 				expect(answer.response.headers.get('content-type')).toBe('text/html; charset=utf-8')
@@ -42,6 +43,15 @@ describe('pages for visitors without cookies', () => {
 			}
 		},
 	)
+
+	test('HEAD is answered as before: the headers of the page, no body', async () => {
+		await page('/pricing')
+		const response = await fetch(`${app.url}/pricing`, { method: 'HEAD' })
+		expect(response.status).toBe(200)
+		expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8')
+		expect(response.headers.get('content-security-policy')).toMatch(/'nonce-[^']+'/)
+		expect(await response.text()).toBe('')
+	})
 
 	test('the query is part of the page: the yearly and monthly prices, the sent confirmation', async () => {
 		const month = await page('/pricing?interval=month')
