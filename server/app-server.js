@@ -5,6 +5,7 @@ import { createApiDispatch } from './api-dispatch.js'
 import { createPageCache } from './page-cache.js'
 import { ClientGoneError, MalformedRequestError, readDeclaredBody, sendFetchResponse, toFetchRequest } from './node-fetch-bridge.js'
 import { createRequestLog } from './request-log.js'
+import { normalizeTarget, withoutRemixInstructions } from './request-target.js'
 
 // Methods that reach the routes (as a Fetch Request, through our dispatch or Remix).
 const FETCH_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
@@ -91,7 +92,9 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 
 	async function handle(req, res) {
 		const started = process.hrtime.bigint()
-		const url = req.url ?? '/'
+		const url = normalizeTarget(req.url ?? '/')
+		// The Request is built from req.url: it must be the target routed here.
+		req.url = url
 		const query = url.indexOf('?')
 		const pathname = query === -1 ? url : url.slice(0, query)
 		inFlight++
@@ -139,6 +142,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				return
 			}
 			const direct = isApi ? apiRoute(req.method, pathname) : undefined
+			if (isApi && !direct) req.url = withoutRemixInstructions(url)
 			const nonce = direct ? 'api' : crypto.randomBytes(16).toString('base64')
 			const headers = direct ? apiHeaders : entry.securityHeaders(nonce)
 			if (!direct && viteMiddleware && (await viteMiddleware(req, res))) return

@@ -29,8 +29,10 @@ export function clerkClient(): ClerkClient {
 const VERIFIED_LIMIT = 10_000
 const verified = new Map<string, { userId: string; expiresAt: number }>()
 
+const BEARER = /^Bearer\s+(\S+)$/i
+
 function credentialsOf(request: Request) {
-	const bearer = request.headers.get('Authorization')?.match(/^Bearer\s+(\S+)$/i)?.[1]
+	const bearer = request.headers.get('Authorization')?.match(BEARER)?.[1]
 	if (bearer) return `bearer:${bearer}`
 	const cookies = request.headers.get('Cookie') ?? ''
 	const session = /(?:^|;\s*)__session=([^;]+)/.exec(cookies)?.[1]
@@ -74,6 +76,19 @@ function noteRefusedSession(reason: string | null) {
 }
 
 /**
+ * HTTP's auth scheme is case-insensitive (RFC 9110 §11.1) and `bearer <token>` is common; Clerk reads
+ * only the exact `Bearer `. The token itself is passed untouched.
+ */
+function withCanonicalBearer(headers: Headers): Headers {
+	const authorization = headers.get('Authorization')
+	const token = authorization?.match(BEARER)?.[1]
+	if (!token || authorization === `Bearer ${token}`) return headers
+	const canonical = new Headers(headers)
+	canonical.set('Authorization', `Bearer ${token}`)
+	return canonical
+}
+
+/**
  * The identity-provider user id of the request's session, or null. API routes use this rather than
  * @clerk/remix's getAuth, which may throw a 307 "handshake" redirect: an API client must get JSON 401.
  */
@@ -87,7 +102,7 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 	try {
 		// Clerk needs only the URL and headers. Handing it a body-less copy keeps it from cloning the
 		// body stream, which fails under some adapters ("duplex option is required").
-		const headersOnly = new Request(request.url, { method: 'GET', headers: request.headers })
+		const headersOnly = new Request(request.url, { method: 'GET', headers: withCanonicalBearer(request.headers) })
 		const state = await clerkClient().authenticateRequest(headersOnly, {
 			jwtKey: config.CLERK_JWT_KEY,
 			authorizedParties: [new URL(config.APP_URL).origin],

@@ -53,10 +53,14 @@ export function jsonResponse(body: unknown, init: ResponseInit = {}) {
 }
 
 export function errorResponse(code: ErrorCode, extras: ErrorExtras = {}) {
-	const { headers, error, ...rest } = extras
+	const { headers, error, detail, issues } = extras
 	const message = error ?? DEFAULT_MESSAGE[code]
-	// contract.md: a bad-body answer always carries `detail` and `issues` (empty when no schema ran).
-	const body = code === 'bad-body' ? { error: message, code, detail: message, issues: [], ...rest } : { error: message, code, ...rest }
+	// contract.md: a bad-body answer always carries `detail` and `issues` (empty when no schema ran),
+	// even when the caller passes them as undefined.
+	const body =
+		code === 'bad-body'
+			? { error: message, code, detail: detail ?? message, issues: issues ?? [] }
+			: { error: message, code, ...(detail === undefined ? {} : { detail }), ...(issues === undefined ? {} : { issues }) }
 	return jsonResponse(body, { status: ERROR_STATUS[code], headers })
 }
 
@@ -104,9 +108,9 @@ async function readBodyBytes(request: Request, maxBytes: number): Promise<Buffer
 }
 
 // JSON is UTF-8 (RFC 8259 §8.1). Bytes that are not, or a body declared in another charset, would
-// otherwise reach the mail and the database as replacement characters. A BOM is kept, so JSON.parse
-// refuses it as before.
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+// otherwise reach the mail and the database as replacement characters. A leading byte-order mark is
+// dropped (§8.1 lets a parser ignore it; some Windows tools write one).
+const UTF8 = new TextDecoder('utf-8', { fatal: true })
 const DECLARED_CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i
 
 export type BodyResult<T> = { ok: true; data: T } | { ok: false; response: Response }

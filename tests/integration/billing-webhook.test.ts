@@ -45,7 +45,13 @@ describe('POST /api/billing/webhook', () => {
 			const signed = standIns.stripe.signEvent(body)
 			const response = await webhook(signed.payload, signed.header)
 			expect(response.status, body).toBe(400)
-			expect(await response.json(), body).toMatchObject({ code: 'bad-body' })
+			// contract.md: every bad-body answer carries `detail` and `issues`.
+			expect(await response.json(), body).toEqual({
+				error: expect.any(String),
+				code: 'bad-body',
+				detail: expect.stringMatching(/\S/),
+				issues: expect.any(Array),
+			})
 		}
 	})
 

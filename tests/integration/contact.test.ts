@@ -104,6 +104,8 @@ describe('validation: every bound at its edge', () => {
 		['a valid email', { email: 'a.b+c@sub.example.org' }, 200],
 		['an invalid email', { email: 'not-an-email' }, 400],
 		['an empty email', { email: '' }, 400],
+		['an email on an internationalised domain', { email: 'anna@bücher.de' }, 200],
+		['an email with a non-ASCII local part', { email: 'josé@example.com' }, 400],
 		['a number as name', { name: 42 }, 400],
 		['a missing field', { message: undefined }, 400],
 	]
@@ -122,6 +124,25 @@ describe('validation: every bound at its edge', () => {
 		expect(response.status).toBe(200)
 		const mail = await sink.waitForMessage((m) => m.subject === '[Contact] Trimmed subject')
 		expect(mail.replyTo?.value[0]?.name).toBe('A'.repeat(200))
+	})
+
+	test('each issue names its field and what is wrong with it', async () => {
+		const response = await contact({ name: 42, email: 7, subject: null, message: '   ' })
+		expect(response.status).toBe(400)
+		expect((await response.json()).issues).toEqual([
+			{ path: 'name', message: 'Name must be text.' },
+			{ path: 'email', message: 'Email must be text.' },
+			{ path: 'subject', message: 'Subject is required.' },
+			{ path: 'message', message: 'Message is required.' },
+		])
+	})
+
+	test('an internationalised domain reaches the inbox in its ASCII form', async () => {
+		const response = await contact({ ...valid, email: 'anna@bücher.de', subject: 'From an IDN domain' })
+		expect(response.status).toBe(200)
+		const mail = await sink.waitForMessage((m) => m.subject === '[Contact] From an IDN domain')
+		// As sent (mailparser shows the domain decoded again).
+		expect(mail.raw).toMatch(/^Reply-To: .*<anna@xn--bcher-kva\.de>\r?$/m)
 	})
 
 	// contract.md: bad-body carries `detail` and `issues` (from schema parsing; empty when none ran).
@@ -150,6 +171,15 @@ describe('validation: every bound at its edge', () => {
 			status: 400,
 			code: 'bad-body',
 			shape: BAD_BODY_SHAPE,
+		},
+		{
+			// RFC 8259 §8.1 lets a parser ignore a byte-order mark, and some Windows tools write one.
+			label: 'JSON after a UTF-8 byte-order mark',
+			type: 'application/json',
+			body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(valid))]),
+			status: 200,
+			code: undefined,
+			shape: {},
 		},
 		{
 			label: 'charset="UTF-8"',

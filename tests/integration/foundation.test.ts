@@ -72,6 +72,57 @@ function rawRequest(
 	})
 }
 
+describe('request targets written unusually still reach the API, in JSON', () => {
+	test("Remix's _data and index parameters cannot make an /api/* path answer another route's data", async () => {
+		for (const [method, path] of [
+			['GET', '/api/nope?_data=root'],
+			['GET', '/api?_data=root'],
+			['GET', '/api/nope?_data=routes%2Fpricing'],
+			['GET', '/api/contact/x?_data=routes/account&a=1'],
+			['POST', '/api/nope?_data=root'],
+			['POST', '/api/nope?index'],
+		] as const) {
+			const response = await rawRequest(method, path, { accept: 'application/json' })
+			expect(response.status, `${method} ${path}`).toBe(404)
+			expect(response.headers['content-type'], `${method} ${path}`).toMatch(/^application\/json/)
+			expect(JSON.parse(response.body), `${method} ${path}`).toEqual({ error: expect.any(String), code: 'not-found' })
+		}
+	})
+
+	test('an absolute-form target is routed by its path', async () => {
+		const absolute = (path: string) => `http://127.0.0.1:${app.port}${path}`
+		const health = await rawRequest('GET', absolute('/api/health'))
+		expect(health.status).toBe(200)
+		expect(JSON.parse(health.body)).toMatchObject({ ok: true, version: '0123456' })
+		const trace = await rawRequest('TRACE', absolute('/api/contact'))
+		expect(trace.status).toBe(405)
+		expect(trace.headers.allow).toBe('POST')
+		expect(JSON.parse(trace.body)).toMatchObject({ code: 'method-not-allowed' })
+		const page = await rawRequest('GET', absolute('/pricing'))
+		expect(page.status).toBe(200)
+		expect(page.body).toContain('<title>Plans and pricing')
+	})
+
+	test('runs of slashes (a base URL ending in /) and backslashes are one slash, never a host', async () => {
+		const health = await rawRequest('GET', '//api/health')
+		expect(health.status).toBe(200)
+		expect(JSON.parse(health.body)).toMatchObject({ ok: true })
+		const missing = await rawRequest('POST', '//api//nope', { 'content-type': 'application/json' })
+		expect(missing.status).toBe(404)
+		expect(JSON.parse(missing.body)).toMatchObject({ code: 'not-found' })
+		const trace = await rawRequest('TRACE', '//api/contact')
+		expect(trace.status).toBe(405)
+		expect(trace.headers['content-type']).toMatch(/^application\/json/)
+		// Read as a URL against the Host, `//evil.example/pricing` would be the pricing page of a host
+		// named evil.example: it is the path /evil.example/pricing, which does not exist.
+		for (const path of ['//evil.example/pricing', '/\\evil.example/pricing']) {
+			const page = await rawRequest('GET', path, { accept: 'text/html' })
+			expect(page.status, path).toBe(404)
+			expect(page.body, path).toContain('Page not found')
+		}
+	})
+})
+
 describe('methods the API does not know', () => {
 	test.each(['PROPFIND', 'SEARCH', 'TRACE', 'LINK'])('%s: 405 with Allow on a route, 404 elsewhere, always JSON', async (method) => {
 		const onRoute = await rawRequest(method, '/api/billing/status')

@@ -81,11 +81,13 @@ describe.each([
 	})
 })
 
-test('a valid Bearer token works like the cookie', async () => {
-	const response = await fetch(`${app.url}/api/billing/status`, {
-		headers: { Authorization: `Bearer ${standIns.clerk.sign({ sub: newClerkUserId() })}` },
-	})
-	expect(response.status).toBe(200)
+test('a valid Bearer token works like the cookie, however the scheme is spelt', async () => {
+	for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
+		const response = await fetch(`${app.url}/api/billing/status`, {
+			headers: { Authorization: `${scheme}  ${standIns.clerk.sign({ sub: newClerkUserId() })}` },
+		})
+		expect(response.status, scheme).toBe(200)
+	}
 })
 
 test("one user's valid session cannot read or change another user's data", async () => {

@@ -4,7 +4,12 @@ import { DELETION_REASON_MAX } from './limits.ts'
 export const deletionRequestSchema = z.object({
 	// Any text that is not the account's email is a mismatch (contract: bad-body only when missing).
 	confirmEmail: z
-		.string({ error: 'Type the email address of your account.' })
+		.string({
+			error: (issue) =>
+				issue.input === undefined || issue.input === null
+					? 'Type the email address of your account.'
+					: 'confirmEmail must be text: the email address of your account.',
+		})
 		.trim()
 		.min(1, { error: 'Type the email address of your account.' }),
 	// Measured after trimming, like the contact fields (zod counts characters: an emoji is one).

@@ -3,20 +3,42 @@ import { CONTACT_LIMITS } from './limits.ts'
 
 // Client-safe: the contact form's browser-side checks and the server use this one schema.
 
+/** Missing (or null) is "required"; a number or an object where text belongs is named as such. */
+const notText = (label: string) => (issue: { input?: unknown }) =>
+	issue.input === undefined || issue.input === null ? `${label} is required.` : `${label} must be text.`
+
 /** Surrounding whitespace is trimmed first, so a field of only spaces counts as missing. */
 const text = (label: string, max: number) =>
 	z
-		.string({ error: `${label} is required.` })
+		.string({ error: notText(label) })
 		.trim()
 		.min(1, { error: `${label} is required.` })
 		.max(max, { error: `${label} must be at most ${max} characters.` })
 
+/**
+ * An address on an internationalised domain (`anna@bücher.de`) is checked and kept in the domain's
+ * ASCII form (`anna@xn--bcher-kva.de`), which every mail server takes. Only a domain with non-ASCII
+ * letters and nothing a URL would read as a port, path or credentials is converted; the local part is
+ * never touched (a non-ASCII one needs SMTPUTF8, which a relay may not offer, so it stays invalid).
+ */
+function withAsciiDomain(address: string) {
+	const at = address.lastIndexOf('@')
+	const domain = address.slice(at + 1)
+	if (at < 1 || !/[^\x00-\x7f]/.test(domain) || /[\s:/?#[\]@\\%]/.test(domain)) return address
+	try {
+		return address.slice(0, at + 1) + new URL(`http://${domain}`).hostname
+	} catch {
+		return address
+	}
+}
+
 export const contactSchema = z.object({
 	name: text('Name', CONTACT_LIMITS.name),
 	email: z
-		.string({ error: 'Email is required.' })
+		.string({ error: notText('Email') })
 		.trim()
 		.min(1, { error: 'Email is required.' })
+		.transform(withAsciiDomain)
 		.pipe(z.email({ error: 'Enter a valid email address.' })),
 	subject: text('Subject', CONTACT_LIMITS.subject),
 	message: text('Message', CONTACT_LIMITS.message),

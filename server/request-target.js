@@ -1,0 +1,56 @@
+// The request target as the server routes it. Routing reads the raw string (a URL parse per request
+// costs measurable time on the API), so the raw string must mean what the URL parser, and Remix after
+// it, will make of it:
+// - An absolute-form target (`GET http://host/api/contact HTTP/1.1`, which RFC 9112 §3.2.2 has every
+//   server accept) is reduced to its path and query: read raw, it is no /api/* path at all.
+// - In the path, `\` is `/` (WHATWG URL does the same for http), and runs of `/` are one (as nginx's
+//   merge_slashes): parsed against a base, `//api/health` names a host `api`, and `/\evil.example/`
+//   a host `evil.example`, so the page answering and the path routed would otherwise differ.
+// The query is left as sent.
+
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\//i
+const UNUSUAL_PATH = /\\|\/\//
+
+/**
+ * @param {string} target `req.url` as node:http gives it
+ * @returns {string} the target to route and to build the Request from; the same string when already
+ *   in normal form (every ordinary request)
+ */
+export function normalizeTarget(target) {
+	let normal = target
+	if (!normal.startsWith('/')) {
+		// `*` (OPTIONS *) and anything else that is not a URL are left to the router, which 404s them.
+		if (!ABSOLUTE_FORM.test(normal)) return target
+		try {
+			const url = new URL(normal)
+			normal = url.pathname + url.search
+		} catch {
+			return target
+		}
+	}
+	const query = normal.indexOf('?')
+	const path = query === -1 ? normal : normal.slice(0, query)
+	if (!UNUSUAL_PATH.test(path)) return normal
+	return path.replace(/[\\/]+/g, '/') + (query === -1 ? '' : normal.slice(query))
+}
+
+// Query parameters Remix reads as instructions rather than data: `_data` turns a request into a call of
+// the named route's loader or action (`/api/nope?_data=root` would answer the root loader's data),
+// `index` sends a POST to an index route.
+const REMIX_INSTRUCTION = /(?:^|&)(?:_data|index)(?:[=&]|$)/
+
+/**
+ * An /api/* target without Remix's instructions, for the requests the API hands to Remix (its catch-all
+ * and dynamic routes): every /api/* answer is the API's own JSON, never another route's data.
+ *
+ * @param {string} target a normalized target (normalizeTarget)
+ */
+export function withoutRemixInstructions(target) {
+	const query = target.indexOf('?')
+	if (query === -1 || !REMIX_INSTRUCTION.test(target.slice(query + 1))) return target
+	const params = new URLSearchParams(target.slice(query + 1))
+	params.delete('_data')
+	params.delete('index')
+	const rest = params.toString()
+	return target.slice(0, query) + (rest ? `?${rest}` : '')
+}

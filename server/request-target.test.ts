@@ -1,0 +1,49 @@
+import { describe, expect, test } from 'vitest'
+import { normalizeTarget, withoutRemixInstructions } from './request-target.js'
+
+describe('normalizeTarget', () => {
+	test.each([
+		['/api/health', '/api/health'],
+		['/pricing?interval=year', '/pricing?interval=year'],
+		// Absolute form: the path and query, whatever the host.
+		['http://127.0.0.1:3000/api/contact', '/api/contact'],
+		['https://example.test/pricing?interval=year', '/pricing?interval=year'],
+		['http://example.test', '/'],
+		// Runs of slashes and backslashes, which a URL parser reads as the start of a host.
+		['//api/health', '/api/health'],
+		['//evil.example/account', '/evil.example/account'],
+		['/\\evil.example/account', '/evil.example/account'],
+		['/api//billing///status', '/api/billing/status'],
+		['/api\\billing\\status?x=1', '/api/billing/status?x=1'],
+		// The query is data: left as sent.
+		['/pricing?next=//evil.example', '/pricing?next=//evil.example'],
+		// Not a URL: left to the router.
+		['*', '*'],
+		['http://[bad', 'http://[bad'],
+	])('%s → %s', (target, expected) => {
+		expect(normalizeTarget(target)).toBe(expected)
+	})
+
+	test('what it returns parses to the same path against any host', () => {
+		for (const target of ['//api/health', '/\\evil.example/x', 'http://other.example//api\\contact']) {
+			const normal = normalizeTarget(target)
+			const url = new URL(normal, 'http://callsheet.test')
+			expect(url.host).toBe('callsheet.test')
+			expect(url.pathname + url.search).toBe(normal)
+		}
+	})
+})
+
+describe('withoutRemixInstructions', () => {
+	test.each([
+		['/api/nope', '/api/nope'],
+		['/api/nope?_data=root', '/api/nope'],
+		['/api/nope?index', '/api/nope'],
+		['/api/nope?a=1&_data=routes%2Fpricing&b=2', '/api/nope?a=1&b=2'],
+		['/api/nope?_data=root&_data=routes/account', '/api/nope'],
+		// Names that only start like an instruction are data.
+		['/api/nope?_database=1&indexes=2', '/api/nope?_database=1&indexes=2'],
+	])('%s → %s', (target, expected) => {
+		expect(withoutRemixInstructions(target)).toBe(expected)
+	})
+})
