@@ -53,7 +53,9 @@ export function DeletionRequestSection({ pending, justFiled, hasBilling, errors,
 				<>
 					<p>
 						This files a request; nothing is deleted right away. A person on our team reviews it after any subscription has ended and
-						payments are settled, then deletes your account and its data. Cancel your subscription in Manage billing first.
+						payments are settled, then deletes your account and its data.
+						{/* Only someone with billing has a subscription to cancel, and a Manage billing button. */}
+						{hasBilling ? ' Cancel your subscription in Manage billing first.' : null}
 					</p>
 					<ErrorSummary errors={errors} fields={FIELDS} headingLevel={3} />
 					<Form method="post" action={action} noValidate className="stack" aria-label="Request account deletion">

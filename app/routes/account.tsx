@@ -3,6 +3,7 @@ import { useActionData, useLoaderData } from '@remix-run/react'
 import { AlertNotice } from '#app/components/alert-notice.tsx'
 import { BillingSummary } from '#app/components/billing-summary.tsx'
 import { DeletionRequestSection } from '#app/components/deletion-request-form.tsx'
+import { SignOutForm } from '#app/components/sign-out-form.tsx'
 import { deletionFromForm } from '#app/modules/account-deletion/deletion-page.server.ts'
 import { pendingDeletionRequest } from '#app/modules/account-deletion/deletion.server.ts'
 import { noticeInit, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
@@ -88,7 +89,10 @@ export default function AccountPage() {
 	useErrorTitle(refused)
 	return (
 		<div className="stack" style={{ maxWidth: '46rem' }}>
-			<h1>Your account</h1>
+			<div className="page-heading">
+				<h1>Your account</h1>
+				<SignOutForm />
+			</div>
 			{returnedFromCheckout && state.has_subscription ? (
 				<p className="notice notice--ok" role="status">
 					Thank you: your {state.status === 'trialing' ? 'free trial' : 'subscription'} has started.

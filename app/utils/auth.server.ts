@@ -137,6 +137,13 @@ export async function requireApiUser(request: Request): Promise<AppUser> {
  * handshake redirect to refresh an expired session (right for a browser, unlike an API client).
  */
 export function pageUserId(args: { request: Request; context: AppLoadContext; params: Params }): Promise<string | null> {
+	return pageSession(args).then((session) => session?.userId ?? null)
+}
+
+export type PageSession = { userId: string; sessionId: string }
+
+/** pageUserId with the session's own id (which sign-out revokes). */
+export function pageSession(args: { request: Request; context: AppLoadContext; params: Params }): Promise<PageSession | null> {
 	const config = env()
 	if (!config.clerkConfigured) return Promise.resolve(null)
 	// The root loader and the page's loader run for the same request: verify once. Remix hands each
@@ -150,7 +157,7 @@ export function pageUserId(args: { request: Request; context: AppLoadContext; pa
 			jwtKey: config.CLERK_JWT_KEY,
 			authorizedParties: [new URL(config.APP_URL).origin],
 		} as Parameters<typeof getAuth>[1]).then(
-			(auth) => auth.userId,
+			(auth) => (auth.userId && auth.sessionId ? { userId: auth.userId, sessionId: auth.sessionId } : null),
 			(thrown: unknown) => {
 				throw handshakeWithoutTheForm(args.request, thrown)
 			},
@@ -160,7 +167,7 @@ export function pageUserId(args: { request: Request; context: AppLoadContext; pa
 	return pending
 }
 
-const pageSessions = new WeakMap<AppLoadContext, Promise<string | null>>()
+const pageSessions = new WeakMap<AppLoadContext, Promise<PageSession | null>>()
 
 /**
  * A form posted without JavaScript after the session token expired (tokens live about a minute, and

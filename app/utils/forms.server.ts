@@ -38,6 +38,18 @@ export function crossSiteFormRefusal(request: Request): Response | null {
  */
 export const FORM_MAX_BYTES = 256 * 1024
 
+/**
+ * A browser posting a form writes each line break of a textarea as CRLF, two characters, while the
+ * field's maxlength and the page's counter count the one the user typed (HTML's "API value"): a
+ * message that fitted would be refused as too long without JavaScript. Values are read back with
+ * the line breaks as typed.
+ */
+function withTypedLineBreaks(form: URLSearchParams): URLSearchParams {
+	const typed = new URLSearchParams()
+	for (const [name, value] of form) typed.append(name, value.includes('\r') ? value.replace(/\r\n?/g, '\n') : value)
+	return typed
+}
+
 /** A page action's form body: url-encoded, at most FORM_MAX_BYTES. Refusals are thrown responses. */
 export async function readForm(request: Request): Promise<URLSearchParams> {
 	const type = request.headers.get('Content-Type') ?? ''
@@ -45,7 +57,7 @@ export async function readForm(request: Request): Promise<URLSearchParams> {
 		throw new Response('Forms must be sent url-encoded.', { status: 415 })
 	}
 	try {
-		return new URLSearchParams(await readBodyText(request, FORM_MAX_BYTES))
+		return withTypedLineBreaks(new URLSearchParams(await readBodyText(request, FORM_MAX_BYTES)))
 	} catch (error) {
 		if (error instanceof PayloadTooLargeError) throw new Response('The form is too large.', { status: 413 })
 		throw error

@@ -200,6 +200,14 @@ describe('what was stored', () => {
 })
 
 describe('the account page without JavaScript', () => {
+	test('a Free user is not asked to cancel a subscription they do not have', async () => {
+		const userId = userWithEmail('never-paid@example.com')
+		const html = await (await fetch(`${app.url}/account`, { headers: sessionHeaders(standIns.clerk, userId) })).text()
+		expect(html).toContain('then deletes your account and its data.')
+		expect(html).not.toContain('Cancel your subscription')
+		expect(html).not.toContain('Manage billing')
+	})
+
 	test('with a request pending, a Free user is not told about billing, nor offered plans', async () => {
 		const userId = userWithEmail('free@example.com')
 		expect((await fileRequest(app, userId, { confirmEmail: 'free@example.com' })).status).toBe(200)

@@ -287,6 +287,20 @@ describe('mail transport failures: 500 server-error, the app lets go of the serv
 })
 
 describe('the /contact page', () => {
+	test('line breaks count as typed: a message that fits the field is sent without JavaScript', async () => {
+		// What a browser posts for 5 000 lines of one letter: 10 000 characters typed (with the line
+		// breaks), 15 000 once each break is written as CRLF.
+		const message = 'x\r\n'.repeat(4_999) + 'xy'
+		const response = await postForm(
+			`${app.url}/contact`,
+			{ ...valid, subject: 'Many lines', message, website: '' },
+			{ Origin: app.url, 'X-Forwarded-For': uniqueIp() },
+		)
+		expect(response.status).toBe(303)
+		const mail = await sink.waitForMessage((m) => m.subject === '[Contact] Many lines')
+		expect(mail.text).toContain('x\nx\nx')
+	})
+
 	test('a same-origin form post sends the mail and redirects to the confirmation', async () => {
 		const response = await postForm(
 			`${app.url}/contact`,

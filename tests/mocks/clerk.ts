@@ -143,6 +143,8 @@ export interface FakeClerkApi {
 	url: string
 	port: number
 	requests: Array<{ method: string; path: string }>
+	/** Session ids revoked through `POST /v1/sessions/:id/revoke`, in order. */
+	revokedSessions: string[]
 	setUser(user: FakeClerkUser): void
 	deleteUser(id: string): void
 	setMode(mode: FaultMode): void
@@ -152,12 +154,13 @@ export interface FakeClerkApi {
 }
 
 /**
- * A fake Clerk Backend API: `GET /v1/users/:id` and `GET /v1/jwks` (used by the SDK only
- * when CLERK_JWT_KEY is unset). Pass its url as CLERK_API_URL / `apiUrl`.
+ * A fake Clerk Backend API: `GET /v1/users/:id`, `POST /v1/sessions/:id/revoke` and `GET /v1/jwks`
+ * (used by the SDK only when CLERK_JWT_KEY is unset). Pass its url as CLERK_API_URL / `apiUrl`.
  */
 export async function startFakeClerkApi(opts: { secretKey: string; jwks?: JsonWebKey[] }): Promise<FakeClerkApi> {
 	const users = new Map<string, Record<string, unknown>>()
 	const requests: FakeClerkApi['requests'] = []
+	const revokedSessions: string[] = []
 	let mode: FaultMode = 'ok'
 	let latencyMs = 0
 
@@ -183,6 +186,12 @@ export async function startFakeClerkApi(opts: { secretKey: string; jwks?: JsonWe
 			if (user) return sendJson(res, 200, user)
 			return sendJson(res, 404, clerkErrors('resource_not_found', 'not found'))
 		}
+		const revoke = /^\/v1\/sessions\/(sess_[^/]+)\/revoke$/.exec(url.pathname)
+		if (req.method === 'POST' && revoke) {
+			const id = decodeURIComponent(revoke[1] ?? '')
+			revokedSessions.push(id)
+			return sendJson(res, 200, clerkSessionJson(id, 'revoked'))
+		}
 		return sendJson(res, 404, clerkErrors('resource_not_found', 'not found'))
 	})
 
@@ -190,11 +199,31 @@ export async function startFakeClerkApi(opts: { secretKey: string; jwks?: JsonWe
 		url: listening.url,
 		port: listening.port,
 		requests,
+		revokedSessions,
 		setUser: (user) => users.set(user.id, clerkUserJson(user)),
 		deleteUser: (id) => void users.delete(id),
 		setMode: (next) => void (mode = next),
 		setLatency: (ms) => void (latencyMs = ms),
 		close: listening.close,
+	}
+}
+
+/** The Backend API's session JSON (the SDK picks its class by `object`). */
+function clerkSessionJson(id: string, status: string): Record<string, unknown> {
+	const now = Date.now()
+	return {
+		object: 'session',
+		id,
+		client_id: `client_${randomId(27)}`,
+		user_id: null,
+		status,
+		last_active_at: now,
+		expire_at: now,
+		abandon_at: now,
+		created_at: now - 3_600_000,
+		updated_at: now,
+		last_active_organization_id: null,
+		actor: null,
 	}
 }
 
