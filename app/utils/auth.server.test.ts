@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, test } from 'vitest'
 import { createClerkTestKeys, sessionCookie } from '../../tests/mocks/clerk.ts'
 import { newClerkUserId, sessionHeaders } from '../../tests/support/sessions.ts'
-import { pageUserId } from './auth.server.ts'
+import { pageSession, pageUserId } from './auth.server.ts'
 import { initEnv } from './env.server.ts'
 
 const keys = createClerkTestKeys()
@@ -30,10 +30,11 @@ describe('page session check', () => {
 		const userId = newClerkUserId()
 		const document = new Request(`${appUrl}/pricing`, { headers: { ...sessionHeaders(keys, userId), Accept: 'text/html' } })
 		const context = requestContext()
-		const root = pageUserId({ request: loaderCopy(document), context, params: {} })
-		const page = pageUserId({ request: loaderCopy(document), context, params: {} })
+		const root = pageSession({ request: loaderCopy(document), context, params: {} })
+		const page = pageSession({ request: loaderCopy(document), context, params: {} })
 		expect(page).toBe(root)
-		expect(await root).toBe(userId)
+		expect(await root).toEqual({ userId, sessionId: expect.stringMatching(/^sess_/) })
+		expect(await pageUserId({ request: loaderCopy(document), context, params: {} })).toBe(userId)
 	})
 
 	test('another request is verified on its own', async () => {
