@@ -18,7 +18,7 @@ import {
 	uniqueId,
 } from './support/fixtures.ts'
 
-const REASON_MAX = 2000
+const REASON_MAX = '2,000'
 
 /** The account page shows dates like "22 November 2025" (en-GB, UTC). */
 function displayedDate(date: Date): string {
@@ -84,7 +84,7 @@ for (const javaScriptEnabled of [true, false]) {
 			await why.fill(reason)
 			if (javaScriptEnabled) {
 				// The counter follows the typing.
-				await expect(why).toHaveAccessibleDescription(`${reason.length} of ${REASON_MAX} characters`)
+				await expect(why).toHaveAccessibleDescription(`${reason.length.toLocaleString('en-US')} of ${REASON_MAX} characters`)
 			}
 			await submit.click()
 			// Refused: the title says so first; a summary, focused (by autofocus without JavaScript), links to the field.
@@ -101,7 +101,7 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(confirm).toHaveValue('someone.else@example.test')
 			await expect(why).toHaveValue(reason)
 			await expect(why).toHaveAccessibleDescription(
-				javaScriptEnabled ? `${reason.length} of ${REASON_MAX} characters` : `Up to ${REASON_MAX} characters`,
+				javaScriptEnabled ? `${reason.length.toLocaleString('en-US')} of ${REASON_MAX} characters` : `Up to ${REASON_MAX} characters`,
 			)
 			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
 			await screenshotAtViewports(page, `account-deletion-wrong-email${suffix}`)

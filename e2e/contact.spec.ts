@@ -59,9 +59,14 @@ for (const javaScriptEnabled of [true, false]) {
 
 			// 1. A bad email and an empty subject.
 			const f = fields(page)
+			// The message's limit is shown: a browser cuts pasted text at it without a word.
+			await expect(f.message).toHaveAccessibleDescription(javaScriptEnabled ? '0 of 10,000 characters' : 'Up to 10,000 characters')
 			await f.name.fill(typed.name)
 			await f.email.fill(typed.badEmail)
 			await f.message.fill(typed.message)
+			if (javaScriptEnabled) {
+				await expect(f.message).toHaveAccessibleDescription(`${typed.message.length} of 10,000 characters`)
+			}
 
 			if (javaScriptEnabled) {
 				// Hold the submission until the pending state has been seen, then let it through.

@@ -1,10 +1,9 @@
 import { Form } from '@remix-run/react'
-import { useEffect, useRef, useState } from 'react'
-import { useHydrated } from '#app/utils/hydrated.ts'
+import { useEffect, useRef } from 'react'
 import { DELETION_REASON_MAX } from '#app/utils/validation/limits.ts'
 import { formatDate } from './billing-summary.tsx'
 import { ErrorSummary } from './error-summary.tsx'
-import { TextAreaField, TextField } from './field.tsx'
+import { CountedTextAreaField, TextField } from './field.tsx'
 
 const FIELDS = ['confirmEmail', 'reason'] as const
 
@@ -22,10 +21,6 @@ type Props = {
 }
 
 export function DeletionRequestSection({ pending, justFiled, hasBilling, errors, values, busy, action }: Props) {
-	const [reasonLength, setReasonLength] = useState((values.reason ?? '').length)
-	// Without JavaScript a count would never follow the typing, yet the field is described by it: the
-	// server states the limit, and the live count replaces it once the page is hydrated.
-	const hydrated = useHydrated()
 	// Filed with JavaScript, the form (and the button that had focus) gives way to the notice: focus it.
 	// Not when the page loads with a request already pending.
 	const noticeRef = useRef<HTMLDivElement>(null)
@@ -69,15 +64,13 @@ export function DeletionRequestSection({ pending, justFiled, hasBilling, errors,
 							defaultValue={values.confirmEmail}
 							error={errors.confirmEmail}
 						/>
-						<TextAreaField
+						<CountedTextAreaField
 							name="reason"
 							label="Why are you leaving? (optional)"
 							rows={4}
 							maxLength={DELETION_REASON_MAX}
 							defaultValue={values.reason}
 							error={errors.reason}
-							hint={hydrated ? `${reasonLength} of ${DELETION_REASON_MAX} characters` : `Up to ${DELETION_REASON_MAX} characters`}
-							onChange={(event) => setReasonLength(event.currentTarget.value.length)}
 						/>
 						<div>
 							<button className="button button--danger" type="submit" disabled={busy}>

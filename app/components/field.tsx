@@ -1,4 +1,5 @@
-import type { InputHTMLAttributes, TextareaHTMLAttributes } from 'react'
+import { useState, type InputHTMLAttributes, type TextareaHTMLAttributes } from 'react'
+import { useHydrated } from '#app/utils/hydrated.ts'
 
 type Common = { name: string; label: string; error?: string; hint?: string }
 
@@ -41,5 +42,35 @@ export function TextAreaField({ name, label, error, hint, ...area }: Common & Te
 			<textarea id={name} name={name} aria-invalid={error ? true : undefined} aria-describedby={describedBy(name, error, hint)} {...area} />
 			<Messages name={name} error={error} hint={hint} />
 		</div>
+	)
+}
+
+const count = (n: number) => n.toLocaleString('en-US')
+
+/**
+ * A textarea with a limit the user can see: a browser cuts pasted text at maxLength without a word,
+ * so the field is described by its limit, and once the page is hydrated by a live count instead.
+ * Without JavaScript a count would never follow the typing: the server states the limit.
+ */
+export function CountedTextAreaField({
+	maxLength,
+	defaultValue,
+	onChange,
+	...field
+}: Common &
+	Omit<TextareaHTMLAttributes<HTMLTextAreaElement>, 'maxLength' | 'defaultValue'> & { maxLength: number; defaultValue?: string }) {
+	const [length, setLength] = useState((defaultValue ?? '').length)
+	const hydrated = useHydrated()
+	return (
+		<TextAreaField
+			{...field}
+			maxLength={maxLength}
+			defaultValue={defaultValue}
+			hint={hydrated ? `${count(length)} of ${count(maxLength)} characters` : `Up to ${count(maxLength)} characters`}
+			onChange={(event) => {
+				setLength(event.currentTarget.value.length)
+				onChange?.(event)
+			}}
+		/>
 	)
 }

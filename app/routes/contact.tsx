@@ -2,7 +2,7 @@ import { json, redirect, type ActionFunctionArgs, type HeadersFunction, type Loa
 import { Form, useActionData, useLoaderData, useNavigation } from '@remix-run/react'
 import { useEffect } from 'react'
 import { ErrorSummary } from '#app/components/error-summary.tsx'
-import { TextAreaField, TextField } from '#app/components/field.tsx'
+import { CountedTextAreaField, TextField } from '#app/components/field.tsx'
 import { submitContact } from '#app/modules/contact/contact.server.ts'
 import { clientIp } from '#app/utils/client-ip.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
@@ -133,7 +133,7 @@ export default function ContactPage() {
 					defaultValue={values.subject}
 					error={errors.subject}
 				/>
-				<TextAreaField
+				<CountedTextAreaField
 					name="message"
 					label="Message"
 					required

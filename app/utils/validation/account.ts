@@ -16,7 +16,7 @@ export const deletionRequestSchema = z.object({
 	reason: z
 		.string({ error: 'The reason must be text.' })
 		.trim()
-		.max(DELETION_REASON_MAX, { error: `The reason must be at most ${DELETION_REASON_MAX} characters.` })
+		.max(DELETION_REASON_MAX, { error: `The reason must be at most ${DELETION_REASON_MAX.toLocaleString('en-US')} characters.` })
 		.optional()
 		.nullable()
 		.transform((reason) => reason || null),

@@ -13,7 +13,7 @@ const text = (label: string, max: number) =>
 		.string({ error: notText(label) })
 		.trim()
 		.min(1, { error: `${label} is required.` })
-		.max(max, { error: `${label} must be at most ${max} characters.` })
+		.max(max, { error: `${label} must be at most ${max.toLocaleString('en-US')} characters.` })
 
 /**
  * An address on an internationalised domain (`anna@bücher.de`) is checked and kept in the domain's
