@@ -93,7 +93,8 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(fact(billing, 'Daily credits')).toHaveText('600')
 			await expect(fact(billing, 'Trial ends')).toHaveText(/^\d{1,2} [A-Z][a-z]+ \d{4}$/)
 			// Its forms post to the bare /account: after an error, the return from Checkout is not settled (and thanked for) again.
-			for (const form of await page.locator('main form').all()) await expect(form).toHaveAttribute('action', '/account')
+			for (const form of await page.locator('main form:not([action="/sign-out"])').all())
+				await expect(form).toHaveAttribute('action', '/account')
 
 			// The app accepted both signed webhooks.
 			const deliveries = await stripeDeliveries()
@@ -111,17 +112,25 @@ for (const javaScriptEnabled of [true, false]) {
 			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
 			await screenshotAtViewports(page, `account-subscribed${suffix}`)
 
-			// Pricing now marks the plan and offers Manage billing instead of another subscription.
-			await page.goto('/pricing?interval=year')
+			// Pricing now opens on the period they are billed in, marks the plan and offers Manage billing
+			// instead of another subscription.
+			await page.goto('/pricing')
+			await expect(page.getByRole('navigation', { name: 'Billing period' }).getByRole('link', { name: 'Yearly' })).toHaveAttribute(
+				'aria-current',
+				'page',
+			)
+			await expect(page.getByText('You subscribe to Team, billed yearly.')).toBeVisible()
 			await expect(planCard(page, 'Team').getByText('Your plan')).toBeVisible()
 			await expect(planCard(page, 'Team').getByRole('button', { name: 'Manage billing' })).toBeVisible()
-			await expect(planCard(page, 'Solo')).toContainText('Switch plans from Manage billing.')
+			await expect(planCard(page, 'Solo')).toContainText('Switch plans with Manage billing, above.')
+			await screenshotAtViewports(page, `pricing-subscribed${suffix}`)
 			await expect(page.getByRole('button', { name: /, billed (monthly|yearly)$/ })).toHaveCount(0)
 			// Billed yearly: Team billed monthly is not their plan; its card says how to switch.
 			await page.getByRole('navigation', { name: 'Billing period' }).getByRole('link', { name: 'Monthly' }).click()
 			await expect(planCard(page, 'Team')).toContainText('You have Team billed yearly.')
 			await expect(page.getByText('Your plan')).toHaveCount(0)
-			await expect(page.getByRole('button', { name: 'Manage billing' })).toHaveCount(0)
+			// Only the summary's, above the plans.
+			await expect(page.getByRole('button', { name: 'Manage billing' })).toHaveCount(1)
 			await screenshotAtViewports(page, `pricing-subscribed-other-period${suffix}`)
 
 			// Manage billing from the account page: the fake customer portal, and back.

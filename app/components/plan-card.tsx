@@ -53,7 +53,7 @@ export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, 
 						<a href="/account">your account</a>.
 					</p>
 				) : (
-					<p className="plan__action field__hint">Switch plans from Manage billing.</p>
+					<p className="plan__action field__hint">Switch plans with Manage billing, above.</p>
 				)
 			) : (
 				<Form method="post" action={action}>

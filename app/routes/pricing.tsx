@@ -1,6 +1,7 @@
 import { json, redirect, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
 import { useActionData, useLoaderData } from '@remix-run/react'
 import { AlertNotice } from '#app/components/alert-notice.tsx'
+import { ManageBillingButton } from '#app/components/manage-billing-button.tsx'
 import { PlanCard } from '#app/components/plan-card.tsx'
 import { checkoutFromForm, noticeInit, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
 import { PLAN_TABLE, PLANS, type Interval } from '#app/modules/billing/plans.ts'
@@ -30,12 +31,15 @@ export async function loader(args: LoaderFunctionArgs) {
 	const url = new URL(args.request.url)
 	const clerkId = await pageUserId(args)
 	const overview = clerkId ? await billingOverview(clerkId) : null
+	// The plan and the period it is billed in: the same plan in the other period is not what they have.
+	const current = overview?.state.has_subscription && overview.interval ? { plan: overview.state.plan, interval: overview.interval } : null
+	const asked = url.searchParams.get('interval')
 	return json({
-		interval: intervalOf(url.searchParams.get('interval')),
+		// A subscriber first sees the period they are billed in, where their plan is marked.
+		interval: asked ? intervalOf(asked) : (current?.interval ?? 'month'),
 		canceled: url.searchParams.get('checkout') === 'canceled',
 		signedIn: Boolean(clerkId),
-		// The plan and the period it is billed in: the same plan in the other period is not what they have.
-		current: overview?.state.has_subscription && overview.interval ? { plan: overview.state.plan, interval: overview.interval } : null,
+		current,
 		planUnavailable: overview?.unavailable ?? false,
 		// Signed-out visitors see the trial they would get; signed-in users only if they still can.
 		trialOffered: overview ? overview.trialEligible : true,
@@ -91,6 +95,16 @@ export default function PricingPage() {
 				<AlertNotice answer={data} contact={data.contact}>
 					{data.notice}
 				</AlertNotice>
+			) : null}
+			{current ? (
+				// Said once, with the one button that changes it: the cards of other plans point here.
+				<div className="notice stack">
+					<p>
+						{`You subscribe to ${PLAN_TABLE[current.plan].name}, billed ${current.interval === 'year' ? 'yearly' : 'monthly'}. `}
+						To switch plans or billing periods, use Manage billing.
+					</p>
+					<ManageBillingButton busy={busy} action={formAction} />
+				</div>
 			) : null}
 			<nav aria-label="Billing period" className="segmented">
 				<a href="?interval=month" aria-current={interval === 'month' ? 'page' : undefined}>

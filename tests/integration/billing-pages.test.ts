@@ -30,7 +30,21 @@ describe('the pricing page for a subscriber', () => {
 		expect(monthly).toContain('You have Team billed yearly.')
 		expect(monthly).toContain('href="/account"')
 		// Other plans say what they said before, in both periods.
-		expect(planCard(await page('month'), 'solo')).toContain('Switch plans from Manage billing.')
+		expect(planCard(await page('month'), 'solo')).toContain('Switch plans with Manage billing, above.')
+	})
+
+	test('opens on the period they are billed in, and says once what they have, with Manage billing', async () => {
+		const { userId } = await subscribedUser('studio', 'year')
+		const html = await (await fetch(`${app.url}/pricing`, { headers: auth(userId) })).text()
+		expect(html).toMatch(/<a href="\?interval=year" aria-current="page">/)
+		expect(planCard(html, 'studio')).toContain('Your plan')
+		const summary = html.slice(html.indexOf('You subscribe to'), html.indexOf('aria-label="Billing period"'))
+		expect(summary).toContain('You subscribe to Studio, billed yearly.')
+		expect(summary).toMatch(/<input type="hidden" name="intent" value="portal"\/><button[^>]*>Manage billing<\/button>/)
+		// A visitor, and a subscriber who chose a period, see the period asked for.
+		expect(await (await fetch(`${app.url}/pricing`)).text()).toMatch(/<a href="\?interval=month" aria-current="page">/)
+		const monthly = await (await fetch(`${app.url}/pricing?interval=month`, { headers: auth(userId) })).text()
+		expect(monthly).toMatch(/<a href="\?interval=month" aria-current="page">/)
 	})
 })
 
