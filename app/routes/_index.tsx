@@ -22,6 +22,23 @@ export default function Home() {
 					Talk to us
 				</a>
 			</p>
+			<section aria-labelledby="features-heading" className="stack">
+				<h2 id="features-heading">From the first read to the last shooting day</h2>
+				<ul className="grid features">
+					<li className="card">
+						<h3>Breakdowns</h3>
+						<p>Tag cast, props, locations and effects scene by scene, and see what every day of the shoot needs.</p>
+					</li>
+					<li className="card">
+						<h3>Schedules</h3>
+						<p>Build the stripboard from the breakdown and move scenes between days as the plan changes.</p>
+					</li>
+					<li className="card">
+						<h3>Call sheets and exports</h3>
+						<p>Send each day&apos;s call sheet and shot list to the crew, from the same schedule.</p>
+					</li>
+				</ul>
+			</section>
 		</div>
 	)
 }

@@ -97,7 +97,8 @@ export default function DeletionRequestsAdmin() {
 						<dt>Stripe customer</dt>
 						<dd>{row.subscription.processor_customer_id ?? 'None'}</dd>
 						<dt>Reason</dt>
-						<dd>{row.reason ?? '—'}</dd>
+						{/* The user's own words, as written: their line breaks kept, not set in bold like the facts. */}
+						<dd className="facts__prose">{row.reason ?? '—'}</dd>
 					</dl>
 					{/* Posts to the bare path: a refusal must not show under the last confirmation's address. */}
 					<Form method="post" action={PAGE_PATH}>
