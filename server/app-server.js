@@ -5,7 +5,7 @@ import { createApiDispatch } from './api-dispatch.js'
 import { createPageCache } from './page-cache.js'
 import { ClientGoneError, MalformedRequestError, readDeclaredBody, sendFetchResponse, toFetchRequest } from './node-fetch-bridge.js'
 import { createRequestLog } from './request-log.js'
-import { normalizeTarget, withoutRemixInstructions } from './request-target.js'
+import { normalizeTarget, routedPath, withoutRemixInstructions } from './request-target.js'
 
 // Methods that reach the routes (as a Fetch Request, through our dispatch or Remix).
 const FETCH_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
@@ -128,7 +128,8 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				sendHealth(res, entry)
 				return
 			}
-			const isApi = entry.isApiPath(pathname)
+			// Remix matches the decoded path: `/%61pi/nope` reaches the API's routes, so it is an API path too.
+			const isApi = entry.isApiPath(pathname) || (pathname.includes('%') && entry.isApiPath(routedPath(pathname)))
 			// A Fetch Request cannot carry TRACE or CONNECT, and Remix refuses methods it does not know with a
 			// body of its own: the API answers those itself, as the contract asks (405 with Allow, or 404).
 			if (isApi && !FETCH_METHODS.has(req.method)) {
@@ -201,7 +202,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				return
 			}
 			console.error('server: request failed:', error)
-			const isApi = remixBuild ? remixBuild.entry.module.isApiPath(pathname) : pathname.startsWith('/api/')
+			const isApi = remixBuild ? remixBuild.entry.module.isApiPath(routedPath(pathname)) : routedPath(pathname).startsWith('/api/')
 			res.writeHead(500, {
 				'content-type': isApi ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8',
 				'cache-control': 'no-store',

@@ -8,7 +8,8 @@
 //   a host `evil.example`, so the page answering and the path routed would otherwise differ.
 // The query is left as sent.
 
-const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\//i
+/** `scheme://authority`: what an absolute-form target has before its path. */
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i
 const UNUSUAL_PATH = /\\|\/\//
 
 /**
@@ -20,13 +21,12 @@ export function normalizeTarget(target) {
 	let normal = target
 	if (!normal.startsWith('/')) {
 		// `*` (OPTIONS *) and anything else that is not a URL are left to the router, which 404s them.
-		if (!ABSOLUTE_FORM.test(normal)) return target
-		try {
-			const url = new URL(normal)
-			normal = url.pathname + url.search
-		} catch {
-			return target
-		}
+		const authority = ABSOLUTE_FORM.exec(normal)
+		if (!authority) return target
+		// The path as written, not as a URL parser resolves it: `/api/../pricing` keeps its dot segments,
+		// so the server's guard against them still sees them.
+		const rest = normal.slice(authority[0].length)
+		normal = rest.startsWith('/') ? rest : `/${rest}`
 	}
 	const query = normal.indexOf('?')
 	const path = query === -1 ? normal : normal.slice(0, query)
@@ -34,21 +34,41 @@ export function normalizeTarget(target) {
 	return path.replace(/[\\/]+/g, '/') + (query === -1 ? '' : normal.slice(query))
 }
 
-// Query parameters Remix reads as instructions rather than data: `_data` turns a request into a call of
-// the named route's loader or action (`/api/nope?_data=root` would answer the root loader's data),
-// `index` sends a POST to an index route.
-const REMIX_INSTRUCTION = /(?:^|&)(?:_data|index)(?:[=&]|$)/
+/**
+ * The path as Remix's router matches it: each segment percent-decoded (an encoded `/` stays encoded,
+ * as React Router's decodePath keeps it), so `/%61pi/nope` is the API's path `/api/nope`. A segment
+ * that does not decode is left as it is.
+ *
+ * @param {string} pathname
+ */
+export function routedPath(pathname) {
+	if (!pathname.includes('%')) return pathname
+	return pathname
+		.split('/')
+		.map((segment) => {
+			try {
+				return decodeURIComponent(segment).replace(/\//g, '%2F')
+			} catch {
+				return segment
+			}
+		})
+		.join('/')
+}
 
 /**
  * An /api/* target without Remix's instructions, for the requests the API hands to Remix (its catch-all
- * and dynamic routes): every /api/* answer is the API's own JSON, never another route's data.
+ * and dynamic routes): every /api/* answer is the API's own JSON, never another route's data. Remix
+ * reads the query decoded: `_data` (also written `%5Fdata`) turns a request into a call of the named
+ * route's loader or action (`/api/nope?_data=root` would answer the root loader's data), `index` sends
+ * a POST to an index route. Those requests are rare, so the query is parsed as Remix parses it.
  *
  * @param {string} target a normalized target (normalizeTarget)
  */
 export function withoutRemixInstructions(target) {
 	const query = target.indexOf('?')
-	if (query === -1 || !REMIX_INSTRUCTION.test(target.slice(query + 1))) return target
+	if (query === -1) return target
 	const params = new URLSearchParams(target.slice(query + 1))
+	if (!params.has('_data') && !params.has('index')) return target
 	params.delete('_data')
 	params.delete('index')
 	const rest = params.toString()

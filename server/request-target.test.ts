@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { normalizeTarget, withoutRemixInstructions } from './request-target.js'
+import { normalizeTarget, routedPath, withoutRemixInstructions } from './request-target.js'
 
 describe('normalizeTarget', () => {
 	test.each([
@@ -9,6 +9,10 @@ describe('normalizeTarget', () => {
 		['http://127.0.0.1:3000/api/contact', '/api/contact'],
 		['https://example.test/pricing?interval=year', '/pricing?interval=year'],
 		['http://example.test', '/'],
+		['http://example.test?x=1', '/?x=1'],
+		// As written: its dot segments stay for the server's guard against them.
+		['http://example.test/api/../pricing', '/api/../pricing'],
+		['http://example.test/api/%2e%2e/pricing', '/api/%2e%2e/pricing'],
 		// Runs of slashes and backslashes, which a URL parser reads as the start of a host.
 		['//api/health', '/api/health'],
 		['//evil.example/account', '/evil.example/account'],
@@ -19,7 +23,6 @@ describe('normalizeTarget', () => {
 		['/pricing?next=//evil.example', '/pricing?next=//evil.example'],
 		// Not a URL: left to the router.
 		['*', '*'],
-		['http://[bad', 'http://[bad'],
 	])('%s → %s', (target, expected) => {
 		expect(normalizeTarget(target)).toBe(expected)
 	})
@@ -41,9 +44,24 @@ describe('withoutRemixInstructions', () => {
 		['/api/nope?index', '/api/nope'],
 		['/api/nope?a=1&_data=routes%2Fpricing&b=2', '/api/nope?a=1&b=2'],
 		['/api/nope?_data=root&_data=routes/account', '/api/nope'],
+		// Remix reads the query decoded.
+		['/api/nope?%5Fdata=root', '/api/nope'],
+		['/api/nope?_dat%61=root&a=1', '/api/nope?a=1'],
 		// Names that only start like an instruction are data.
 		['/api/nope?_database=1&indexes=2', '/api/nope?_database=1&indexes=2'],
 	])('%s → %s', (target, expected) => {
 		expect(withoutRemixInstructions(target)).toBe(expected)
+	})
+})
+
+describe('routedPath', () => {
+	test.each([
+		['/api/health', '/api/health'],
+		['/%61pi/nope', '/api/nope'],
+		['/API%2Fnope', '/API%2Fnope'],
+		['/api/%E0%A4%A', '/api/%E0%A4%A'],
+		['/pricing%20plans', '/pricing plans'],
+	])('%s → %s', (pathname, expected) => {
+		expect(routedPath(pathname)).toBe(expected)
 	})
 })

@@ -80,7 +80,10 @@ describe('request targets written unusually still reach the API, in JSON', () =>
 			['GET', '/api/nope?_data=routes%2Fpricing'],
 			['GET', '/api/contact/x?_data=routes/account&a=1'],
 			['POST', '/api/nope?_data=root'],
-			['POST', '/api/nope?index'],
+			// Remix reads the query and the path decoded.
+			['GET', '/api/nope?%5Fdata=root'],
+			['GET', '/api/nope?_dat%61=root'],
+			['GET', '/%61pi/nope?_data=root'],
 		] as const) {
 			const response = await rawRequest(method, path, { accept: 'application/json' })
 			expect(response.status, `${method} ${path}`).toBe(404)
@@ -101,6 +104,12 @@ describe('request targets written unusually still reach the API, in JSON', () =>
 		const page = await rawRequest('GET', absolute('/pricing'))
 		expect(page.status).toBe(200)
 		expect(page.body).toContain('<title>Plans and pricing')
+		// Its dot segments are kept for the guard: an /api/* target never resolves to a page.
+		for (const path of ['/api/../pricing', '/api/%2e%2e/pricing']) {
+			const api = await rawRequest('GET', absolute(path))
+			expect(api.status, path).toBe(404)
+			expect(JSON.parse(api.body), path).toMatchObject({ code: 'not-found' })
+		}
 	})
 
 	test('runs of slashes (a base URL ending in /) and backslashes are one slash, never a host', async () => {

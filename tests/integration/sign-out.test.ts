@@ -47,6 +47,17 @@ describe('signing out', () => {
 		expect(home).toContain('>Sign in<')
 	})
 
+	test('a second sign-out of the same session (another tab, a double click) still signs the browser out', async () => {
+		const { cookie, sessionId } = signedIn()
+		expect((await signOut(cookie)).status).toBe(303)
+		// The token still verifies for its last seconds; Clerk no longer has the session to revoke.
+		const again = await signOut(cookie)
+		expect(again.status).toBe(303)
+		expect(again.headers.get('location')).toBe('/')
+		expect(again.headers.getSetCookie()).toHaveLength(3)
+		expect(standIns.clerkApi.revokedSessions.filter((id) => id === sessionId)).toHaveLength(1)
+	})
+
 	test('the account page offers it, with and without JavaScript (a plain form to /sign-out)', async () => {
 		const { cookie } = signedIn()
 		const page = await (await fetch(`${app.url}/account`, { headers: { Cookie: cookie } })).text()

@@ -189,6 +189,9 @@ export async function startFakeClerkApi(opts: { secretKey: string; jwks?: JsonWe
 		const revoke = /^\/v1\/sessions\/(sess_[^/]+)\/revoke$/.exec(url.pathname)
 		if (req.method === 'POST' && revoke) {
 			const id = decodeURIComponent(revoke[1] ?? '')
+			// A session that is no longer active cannot be revoked again. (The stand-in answers 404; the
+			// app treats any 400, 404 or 410 here as "already over".)
+			if (revokedSessions.includes(id)) return sendJson(res, 404, clerkErrors('resource_not_found', 'not found'))
 			revokedSessions.push(id)
 			return sendJson(res, 200, clerkSessionJson(id, 'revoked'))
 		}
