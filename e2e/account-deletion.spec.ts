@@ -158,6 +158,8 @@ for (const javaScriptEnabled of [true, false]) {
 
 			// Every request's button says whose it is.
 			await expect(request.getByRole('heading', { level: 2, name: `Request from ${userId}` })).toBeVisible()
+			// Marking is final: the administrator first confirms the deletion was done.
+			await request.getByRole('checkbox', { name: `I have deleted this account and its data (request from ${userId})` }).check()
 			await request.getByRole('button', { name: `Mark processed (request from ${userId})`, exact: true }).click()
 			// The outcome names the request, and is focused (autofocus without JavaScript) on a page of its own.
 			await expect(page.getByRole('status')).toHaveText(`Marked the request from ${userId} processed.`)

@@ -52,6 +52,11 @@ export async function action(args: ActionFunctionArgs) {
 	const form = await readForm(args.request)
 	if (form.get('intent') !== 'mark-processed') return recordRefusal(args.context, json({ message: 'Unknown action.' }, { status: 400 }))
 	const requestId = String(form.get('requestId') ?? '')
+	// Marking is final (the request leaves the list): the administrator says the deletion was done.
+	if (form.get('confirmed') !== 'yes') {
+		const message = 'Nothing was marked: tick "I have deleted this account and its data" first, once it is done.'
+		return recordRefusal(args.context, json({ message }, { status: 400 }))
+	}
 	const result = await markDeletionRequestProcessed(requestId, adminId)
 	if (result.status === 'ok') return redirect(`${PAGE_PATH}?processed=${requestId}`, 303)
 	return recordRefusal(args.context, json({ message: refusalMessage(result) }, { status: result.code === 'not-found' ? 404 : 409 }))
@@ -101,9 +106,15 @@ export default function DeletionRequestsAdmin() {
 						<dd className="facts__prose">{row.reason ?? '—'}</dd>
 					</dl>
 					{/* Posts to the bare path: a refusal must not show under the last confirmation's address. */}
-					<Form method="post" action={PAGE_PATH}>
+					<Form method="post" action={PAGE_PATH} className="stack">
 						<input type="hidden" name="intent" value="mark-processed" />
 						<input type="hidden" name="requestId" value={row.requestId} />
+						<label className="checkbox">
+							<input type="checkbox" name="confirmed" value="yes" required />
+							<span>
+								I have deleted this account and its data<span className="visually-hidden">{` (request from ${row.clerkId})`}</span>
+							</span>
+						</label>
 						<button className="button" type="submit" disabled={processing === row.requestId}>
 							Mark processed<span className="visually-hidden">{` (request from ${row.clerkId})`}</span>
 						</button>

@@ -27,8 +27,8 @@ afterAll(async () => {
 
 const auth = (userId: string) => sessionHeaders(standIns.clerk, userId)
 const adminPage = (userId?: string) => fetch(`${app.url}/admin/deletion-requests`, { headers: userId ? auth(userId) : {} })
-const markProcessed = (requestId: string, userId = adminId) =>
-	postForm(`${app.url}/admin/deletion-requests`, { intent: 'mark-processed', requestId }, { ...auth(userId), Origin: app.url })
+const markProcessed = (requestId: string, userId = adminId, confirmed = 'yes') =>
+	postForm(`${app.url}/admin/deletion-requests`, { intent: 'mark-processed', requestId, confirmed }, { ...auth(userId), Origin: app.url })
 
 async function userWithRequest({ subscribe }: { subscribe: boolean }) {
 	const userId = newClerkUserId()
@@ -51,6 +51,17 @@ describe('/admin/deletion-requests', () => {
 		expect((await adminPage()).status).toBe(404)
 		expect((await adminPage(newClerkUserId())).status).toBe(404)
 		expect((await markProcessed('00000000-0000-0000-0000-000000000000', newClerkUserId())).status).toBe(404)
+	})
+
+	test('marking needs the administrator to confirm the deletion was done; unconfirmed, nothing changes', async () => {
+		const { userId, requestId } = await userWithRequest({ subscribe: false })
+		const refused = await markProcessed(requestId, adminId, '')
+		expect(refused.status).toBe(400)
+		expect(await refused.text()).toContain('Nothing was marked')
+		const page = await (await adminPage(adminId)).text()
+		expect(page).toContain(`Request from ${userId}`)
+		expect((await markProcessed(requestId)).status).toBe(303)
+		expect(await (await adminPage(adminId)).text()).not.toContain(`Request from ${userId}`)
 	})
 
 	test('lists pending requests oldest first, with subscription state and customer id', async () => {
