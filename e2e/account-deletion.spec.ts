@@ -72,8 +72,10 @@ for (const javaScriptEnabled of [true, false]) {
 			const submit = zone.getByRole('button', { name: 'Request account deletion' })
 			// The server states the limit; only a hydrated page counts, so nothing reads a count that does not follow the typing.
 			await expect(why).toHaveAccessibleDescription(javaScriptEnabled ? `0 of ${REASON_MAX} characters` : `Up to ${REASON_MAX} characters`)
-			// The user's own address: the browser may offer it.
+			// The user's own address: the browser may offer it, and the page says which one it is.
 			await expect(confirm).toHaveAttribute('autocomplete', 'email')
+			await expect(confirm).toHaveAccessibleDescription(`Your account's email address is ${email}.`)
+			await expect(page.getByText(`Signed in as ${email}`)).toBeVisible()
 			await expect(page).toHaveTitle('Your account · Callsheet')
 			if (javaScriptEnabled) await settle(page)
 			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
@@ -97,7 +99,9 @@ for (const javaScriptEnabled of [true, false]) {
 				'#confirmEmail',
 			)
 			await expect(confirm).toHaveAttribute('aria-invalid', 'true')
-			await expect(confirm).toHaveAccessibleDescription('That is not the email address of this account.')
+			await expect(confirm).toHaveAccessibleDescription(
+				`Your account's email address is ${email}. That is not the email address of this account.`,
+			)
 			await expect(confirm).toHaveValue('someone.else@example.test')
 			await expect(why).toHaveValue(reason)
 			await expect(why).toHaveAccessibleDescription(

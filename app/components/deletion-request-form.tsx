@@ -8,6 +8,8 @@ import { CountedTextAreaField, TextField } from './field.tsx'
 const FIELDS = ['confirmEmail', 'reason'] as const
 
 type Props = {
+	/** The primary email the request must be confirmed with, when the identity provider told us. */
+	accountEmail: string | null
 	pending: { requestId: string; submittedAt: string } | null
 	/** The page is the confirmation of a request just filed: its notice takes focus (autofocus without JavaScript). */
 	justFiled: boolean
@@ -20,7 +22,7 @@ type Props = {
 	action: string
 }
 
-export function DeletionRequestSection({ pending, justFiled, hasBilling, errors, values, busy, action }: Props) {
+export function DeletionRequestSection({ accountEmail, pending, justFiled, hasBilling, errors, values, busy, action }: Props) {
 	// Filed with JavaScript, the form (and the button that had focus) gives way to the notice: focus it.
 	// Not when the page loads with a request already pending.
 	const noticeRef = useRef<HTMLDivElement>(null)
@@ -63,6 +65,7 @@ export function DeletionRequestSection({ pending, justFiled, hasBilling, errors,
 							required
 							defaultValue={values.confirmEmail}
 							error={errors.confirmEmail}
+							hint={accountEmail ? `Your account's email address is ${accountEmail}.` : undefined}
 						/>
 						<CountedTextAreaField
 							name="reason"

@@ -10,6 +10,7 @@ import { noticeInit, portalFromForm } from '#app/modules/billing/billing-page.se
 import { settleCheckoutReturn } from '#app/modules/billing/checkout-return.server.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
 import { requirePageUser } from '#app/utils/auth.server.ts'
+import { primaryEmail } from '#app/utils/identity.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
 import { readForm } from '#app/utils/forms.server.ts'
 import { refusalInit } from '#app/utils/http.server.ts'
@@ -24,6 +25,10 @@ const ACCOUNT_PATH = '/account'
 // Where a filed deletion request lands (Post/Redirect/Get, as the contact page does): reloading the
 // confirmation asks for the page again instead of posting the form again.
 const DELETION_REQUESTED_PATH = '/account?deletion=requested'
+
+// The address is a courtesy on this page (who is signed in, what to type to confirm a deletion): a
+// slow identity provider costs the page that line, not seconds.
+const EMAIL_LOOKUP_TIMEOUT_MS = 1_500
 
 export const meta: MetaFunction<typeof loader> = ({ data }) =>
 	data?.deletionRequested
@@ -41,8 +46,13 @@ export async function loader(args: LoaderFunctionArgs) {
 	const sessionId = url.searchParams.get('session_id')
 	const returnedFromCheckout = url.searchParams.get('checkout') === 'success'
 	if (returnedFromCheckout && sessionId) await settleCheckoutReturn(user, sessionId)
-	const [overview, pending] = await Promise.all([billingOverview(user.clerkId), pendingDeletionRequest(user.id).catch(() => null)])
+	const [overview, pending, email] = await Promise.all([
+		billingOverview(user.clerkId),
+		pendingDeletionRequest(user.id).catch(() => null),
+		primaryEmail(user.clerkId, { timeoutMs: EMAIL_LOOKUP_TIMEOUT_MS }),
+	])
 	return json({
+		email: email.status === 'ok' ? email.email : null,
 		returnedFromCheckout,
 		state: overview.state,
 		cancelAtPeriodEnd: overview.cancelAtPeriodEnd,
@@ -82,7 +92,8 @@ export async function action(args: ActionFunctionArgs) {
 }
 
 export default function AccountPage() {
-	const { returnedFromCheckout, state, cancelAtPeriodEnd, billingUnavailable, pending, deletionRequested } = useLoaderData<typeof loader>()
+	const { email, returnedFromCheckout, state, cancelAtPeriodEnd, billingUnavailable, pending, deletionRequested } =
+		useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const submitting = usePendingSubmission()?.get('intent')
 	const refused = Boolean(data?.notice) || Object.keys(data?.errors ?? {}).length > 0
@@ -93,6 +104,11 @@ export default function AccountPage() {
 				<h1>Your account</h1>
 				<SignOutForm />
 			</div>
+			{email ? (
+				<p className="lead">
+					Signed in as <strong>{email}</strong>
+				</p>
+			) : null}
 			{returnedFromCheckout && state.has_subscription ? (
 				<p className="notice notice--ok" role="status">
 					Thank you: your {state.status === 'trialing' ? 'free trial' : 'subscription'} has started.
@@ -125,6 +141,7 @@ export default function AccountPage() {
 				action={ACCOUNT_PATH}
 			/>
 			<DeletionRequestSection
+				accountEmail={email}
 				pending={pending}
 				justFiled={deletionRequested}
 				hasBilling={state.has_subscription || state.processor_customer_id !== null}

@@ -208,6 +208,28 @@ describe('the account page without JavaScript', () => {
 		expect(html).not.toContain('Manage billing')
 	})
 
+	test('the page says who is signed in and which address confirms a deletion', async () => {
+		const userId = newClerkUserId()
+		standIns.clerkApi.setUser({ id: userId, email: 'primary@example.com', extraEmails: ['second@example.com'] })
+		const html = await (await fetch(`${app.url}/account`, { headers: sessionHeaders(standIns.clerk, userId) })).text()
+		expect(html).toContain('Signed in as <strong>primary@example.com</strong>')
+		expect(html).toMatch(/<span[^>]*id="confirmEmail-hint"[^>]*>Your account&#x27;s email address is primary@example.com\.<\/span>/)
+		expect(html).toMatch(/<input[^>]*aria-describedby="confirmEmail-hint"/)
+		expect(html).not.toContain('second@example.com')
+	})
+
+	test('when the identity provider does not answer, the page still opens, without the address', async () => {
+		const userId = userWithEmail('unseen@example.com')
+		standIns.clerkApi.setMode('hang')
+		const response = await fetch(`${app.url}/account`, { headers: sessionHeaders(standIns.clerk, userId) })
+		expect(response.status).toBe(200)
+		const html = await response.text()
+		expect(html).toContain('Delete your account')
+		expect(html).toContain('Type your account&#x27;s email address to confirm')
+		expect(html).not.toContain('Signed in as')
+		expect(html).not.toContain('unseen@example.com')
+	})
+
 	test('with a request pending, a Free user is not told about billing, nor offered plans', async () => {
 		const userId = userWithEmail('free@example.com')
 		expect((await fileRequest(app, userId, { confirmEmail: 'free@example.com' })).status).toBe(200)
