@@ -6,11 +6,14 @@
 // - In the path, `\` is `/` (WHATWG URL does the same for http), and runs of `/` are one (as nginx's
 //   merge_slashes): parsed against a base, `//api/health` names a host `api`, and `/\evil.example/`
 //   a host `evil.example`, so the page answering and the path routed would otherwise differ.
+// - A path segment whose %-escapes do not decode (`/%`, `/pricing%zz`, a cut UTF-8 sequence) is read
+//   as literal text: its `%` become `%25`. Remix's router otherwise warns on the console for every such
+//   request, one line each that a scanner could send by the thousand; the answer (a 404) is the same.
 // The query is left as sent.
 
 /** `scheme://authority`: what an absolute-form target has before its path. */
 const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i
-const UNUSUAL_PATH = /\\|\/\//
+const UNUSUAL_PATH = /\\|\/\/|%/
 
 /**
  * @param {string} target `req.url` as node:http gives it
@@ -31,7 +34,23 @@ export function normalizeTarget(target) {
 	const query = normal.indexOf('?')
 	const path = query === -1 ? normal : normal.slice(0, query)
 	if (!UNUSUAL_PATH.test(path)) return normal
-	return path.replace(/[\\/]+/g, '/') + (query === -1 ? '' : normal.slice(query))
+	return withLiteralBrokenEscapes(path.replace(/[\\/]+/g, '/')) + (query === -1 ? '' : normal.slice(query))
+}
+
+/** @param {string} path */
+function withLiteralBrokenEscapes(path) {
+	if (!path.includes('%')) return path
+	return path
+		.split('/')
+		.map((segment) => {
+			try {
+				decodeURIComponent(segment)
+				return segment
+			} catch {
+				return segment.replace(/%/g, '%25')
+			}
+		})
+		.join('/')
 }
 
 /**

@@ -19,6 +19,14 @@ describe('normalizeTarget', () => {
 		['/\\evil.example/account', '/evil.example/account'],
 		['/api//billing///status', '/api/billing/status'],
 		['/api\\billing\\status?x=1', '/api/billing/status?x=1'],
+		// Escapes that decode are left as sent; a segment whose escapes do not decode is literal text.
+		['/api/%61pi%20x', '/api/%61pi%20x'],
+		['/%', '/%25'],
+		['/pricing%zz', '/pricing%25zz'],
+		['/api/%', '/api/%25'],
+		['/assets/%E0%A0%A', '/assets/%25E0%25A0%25A'],
+		['/a%20b/%E0/c%2Fd', '/a%20b/%25E0/c%2Fd'],
+		['//x/%?q=%', '/x/%25?q=%'],
 		// The query is data: left as sent.
 		['/pricing?next=//evil.example', '/pricing?next=//evil.example'],
 		// Not a URL: left to the router.
@@ -27,8 +35,15 @@ describe('normalizeTarget', () => {
 		expect(normalizeTarget(target)).toBe(expected)
 	})
 
+	test('every path it returns decodes, segment by segment, as the router decodes it', () => {
+		for (const target of ['/%', '/pricing%zz', '/assets/%E0%A0%A', '/%F0%9F%8E%AC/%']) {
+			const path = normalizeTarget(target)
+			expect(() => path.split('/').map((segment) => decodeURIComponent(segment))).not.toThrow()
+		}
+	})
+
 	test('what it returns parses to the same path against any host', () => {
-		for (const target of ['//api/health', '/\\evil.example/x', 'http://other.example//api\\contact']) {
+		for (const target of ['//api/health', '/\\evil.example/x', 'http://other.example//api\\contact', '/%E0%A0%A/x']) {
 			const normal = normalizeTarget(target)
 			const url = new URL(normal, 'http://callsheet.test')
 			expect(url.host).toBe('callsheet.test')

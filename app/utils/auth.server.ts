@@ -60,15 +60,17 @@ const refusals = new Map<string, { count: number; loggedAt: number }>()
  * Clerk answers a token it cannot verify with a signed-out state, not an error: an expired token, a
  * forged one, but also a wrong CLERK_JWT_KEY or keys it could not fetch, which refuse every user.
  * Each reason is logged when first seen and then at most once a minute with a count, so an operator
- * sees the second kind without a client being able to flood the log with the first.
+ * sees the second kind without a client being able to flood the log with the first. `detail` (what
+ * the client sent may shape it) is logged with the note, never used as a key.
  */
-function noteRefusedSession(reason: string | null) {
+function noteRefusedSession(reason: string | null, detail?: string) {
 	const key = reason ?? 'unknown'
 	const now = Date.now()
 	const seen = refusals.get(key) ?? { count: 0, loggedAt: 0 }
 	seen.count++
 	if (now - seen.loggedAt >= REFUSAL_LOG_INTERVAL_MS) {
-		console.warn(`auth: ${seen.count} session token(s) refused (${key}) since the last note; each answered 401`)
+		const about = detail ? `${key}: ${detail.replace(/[\x00-\x1f\x7f]+/g, ' ').slice(0, 120)}` : key
+		console.warn(`auth: ${seen.count} session token(s) refused (${about}) since the last note; each answered 401`)
 		seen.count = 0
 		seen.loggedAt = now
 	}
@@ -115,7 +117,9 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 		remember(key, auth.userId, auth.sessionClaims.exp)
 		return auth.userId
 	} catch (error) {
-		console.error(`auth: session verification failed: ${(error as Error).message}`)
+		// A token Clerk cannot even parse ("not.a.jwt") throws instead of returning a reason: anyone can
+		// send one, so it is counted like the other refusals rather than logged per request.
+		noteRefusedSession('token-unreadable', (error as Error).message)
 		return null
 	}
 }

@@ -5,6 +5,7 @@ import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
 import { postForm, postJson } from '../support/http.ts'
 import { sessionCookie } from '../mocks/clerk.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
+import { expectServerLog } from '../support/fail-on-server-error.ts'
 
 let standIns: StandIns
 let app: RunningApp
@@ -61,6 +62,7 @@ describe('POST /api/account/delete-request', () => {
 	})
 
 	test.each([['error500'], ['hang']] as const)('the identity provider answering %s is 503, never a 200', async (mode) => {
+		expectServerLog(/^identity: looking up \S+ failed: /)
 		const userId = userWithEmail('owner@example.com')
 		standIns.clerkApi.setMode(mode)
 		const asked = standIns.clerkApi.requests.length
@@ -72,6 +74,7 @@ describe('POST /api/account/delete-request', () => {
 	})
 
 	test('after the identity provider failed as often as the per-user limit allows filings, a retry still works', async () => {
+		expectServerLog(/^identity: looking up \S+ failed: /)
 		const userId = userWithEmail('owner@example.com')
 		standIns.clerkApi.setMode('error500')
 		for (let attempt = 0; attempt < 10; attempt++) {
@@ -156,6 +159,7 @@ describe('when the database misbehaves', () => {
 	})
 
 	test('db-error: a failing write answers 500 and nothing is half-written', async () => {
+		expectServerLog(/^account-deletion: storing the request of user \S+ failed: /)
 		const url = await freshDatabaseUrl()
 		// The audit entry is the second write of the transaction: make it fail.
 		await withDatabase(url, async (prisma) => {
@@ -219,6 +223,7 @@ describe('the account page without JavaScript', () => {
 	})
 
 	test('when the identity provider does not answer, the page still opens, without the address', async () => {
+		expectServerLog(/^identity: looking up \S+ failed: no answer within 1500 ms$/)
 		const userId = userWithEmail('unseen@example.com')
 		standIns.clerkApi.setMode('hang')
 		const response = await fetch(`${app.url}/account`, { headers: sessionHeaders(standIns.clerk, userId) })

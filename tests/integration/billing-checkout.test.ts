@@ -13,6 +13,7 @@ import {
 	subscribedUser,
 	subscriptionIdFor,
 } from '../support/billing-app.ts'
+import { expectServerLog } from '../support/fail-on-server-error.ts'
 
 // Checkout, status and the portal: the signed-in billing endpoints a user calls.
 serveBillingApp()
@@ -23,6 +24,7 @@ describe('signed-in endpoints without a valid session', () => {
 		['POST', '/api/billing/checkout'],
 		['POST', '/api/billing/portal'],
 	])('%s %s → 401 JSON, even for a browser asking for HTML', async (method, path) => {
+		expectServerLog(/^auth: \d+ session token\(s\) refused \(/)
 		for (const headers of [{ Accept: 'text/html' }, { Cookie: '__session=garbage; __client_uat=1' }] as Array<Record<string, string>>) {
 			const response = await fetch(`${app.url}${path}`, {
 				method,
@@ -156,6 +158,7 @@ describe('POST /api/billing/checkout', () => {
 	})
 
 	test('the processor hanging: the call is retried once under the same idempotency key, then 500 server-error', async () => {
+		expectServerLog(/^billing: checkout for user \S+ failed: /)
 		const before = standIns.stripe.requests.length
 		standIns.stripe.setMode('hang')
 		try {
@@ -174,6 +177,7 @@ describe('POST /api/billing/checkout', () => {
 	})
 
 	test('the processor failing answers 500 server-error, and a retry then works, however many failed before', async () => {
+		expectServerLog(/^billing: checkout for user \S+ failed: /)
 		const userId = newClerkUserId()
 		standIns.stripe.setMode('error500')
 		try {

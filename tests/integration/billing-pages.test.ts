@@ -4,6 +4,7 @@ import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
 import { postForm, postJson } from '../support/http.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 import { app, appEnv, auth, serveBillingApp, standIns, subscribedUser } from '../support/billing-app.ts'
+import { expectServerLog } from '../support/fail-on-server-error.ts'
 
 // What the pricing and account pages show of billing, and billing without processor keys.
 serveBillingApp()
@@ -88,6 +89,7 @@ describe('the pricing page without processor keys', () => {
 
 describe.runIf(inject('databaseKind') === 'postgres')('pages when the stored plan cannot be read', () => {
 	test('pricing and account say so, rather than show a paying customer "Free"; the status API keeps its fallback', async () => {
+		expectServerLog(/^billing: status for \S+ fell back to free\/none: column s\.currentPeriodEnd does not exist$/)
 		const databaseUrl = await freshDatabaseUrl()
 		const own = await startApp({ ...appEnv, DATABASE_URL: databaseUrl })
 		try {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { describe, expect, test } from 'vitest'
+import { beforeEach, describe, expect, test } from 'vitest'
+import { expectServerLog } from '../support/fail-on-server-error.ts'
 import { newClerkUserId } from '../support/sessions.ts'
 import {
 	openCheckouts,
@@ -22,6 +23,16 @@ import {
 serveBillingApp()
 
 describe('several subscriptions of one customer', () => {
+	// What the app tells the operator about the subscriptions these tests set up.
+	beforeEach(() =>
+		expectServerLog(
+			/^billing: cancelled \S+, a second trial for user \S+ who keeps \S+$/,
+			/^billing: ended the trial of \S+ at once: user \S+ already had a trial$/,
+			/^billing: customer \S+ keeps \d+ live subscriptions \(/,
+			/^billing: webhook \S+ \(\S+\) names no known user; recorded and ignored$/,
+			/^billing: could not list the subscriptions of \S+; deciding from \S+ alone: /,
+		),
+	)
 	test('two checkouts left open and both paid: one trial is cancelled at the processor, the other plan shows', async () => {
 		const userId = newClerkUserId()
 		const [first, second] = await openCheckouts(userId)

@@ -7,6 +7,7 @@ import { freshDatabaseUrl } from '../support/database.ts'
 import { postJson } from '../support/http.ts'
 import { projectRoot } from '../support/project.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
+import { expectServerLog } from '../support/fail-on-server-error.ts'
 
 // `npm run billing:sync` against an empty (fake) Stripe account, then again: the second run changes nothing.
 let stripe: FakeStripe
@@ -80,6 +81,7 @@ test('an archived price is replaced and takes its lookup key over', async () => 
 })
 
 test('before the catalogue is synced, checkout says billing is not enabled (503) and the log says what to run; afterwards it works', async () => {
+	expectServerLog(/^billing: checkout is not available: No active price with lookup key \S+: run npm run billing:sync$/)
 	const empty = await startFakeStripe({ seedPrices: false })
 	const standIns = await startStandIns()
 	const app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...standIns.env, STRIPE_API_URL: empty.url })

@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest'
 import { readStored } from '../support/database.ts'
 import { until } from '../support/deadline.ts'
 import { app, appEnv, replaceApp, serveBillingApp, standIns, status, subscribedUser, subscriptionIdFor } from '../support/billing-app.ts'
+import { expectServerLog } from '../support/fail-on-server-error.ts'
 
 // The webhook: who may call it, what it accepts, and how events take effect (once, newest wins).
 serveBillingApp()
@@ -56,6 +57,9 @@ describe('POST /api/billing/webhook', () => {
 	})
 
 	test('an event naming a subscription the processor does not know is recorded and answered 200, once', async () => {
+		expectServerLog(
+			/^billing: webhook \S+ \(customer\.subscription\.deleted\) names subscription \S+, unknown to the processor; recorded and ignored$/,
+		)
 		const { userId, customer } = await subscribedUser()
 		const known = standIns.stripe.store.get(subscriptionIdFor(customer))!
 		const event = standIns.stripe.makeEvent('customer.subscription.deleted', {
@@ -142,6 +146,7 @@ describe('POST /api/billing/webhook', () => {
 	})
 
 	test('an event for an unknown customer, and an event kind we ignore, answer 200', async () => {
+		expectServerLog(/^billing: webhook \S+ \(\S+\) names no known user; recorded and ignored$/)
 		const stranger = standIns.stripe.createCustomer()
 		const sub = standIns.stripe.createSubscription({ customer: String(stranger.id), plan: 'team' })
 		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', sub))).status).toBe(200)
@@ -151,6 +156,7 @@ describe('POST /api/billing/webhook', () => {
 	})
 
 	test('the processor failing while we refresh answers 500, and the retried event then succeeds', async () => {
+		expectServerLog(/^billing: webhook \S+ \(\S+\) failed; the processor will retry: /)
 		const { userId, customer } = await subscribedUser()
 		const event = standIns.stripe.makeEvent(
 			'customer.subscription.updated',

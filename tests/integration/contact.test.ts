@@ -8,6 +8,7 @@ import { freshDatabaseUrl } from '../support/database.ts'
 import { until } from '../support/deadline.ts'
 import { postForm, postJson, uniqueIp } from '../support/http.ts'
 import { projectRoot } from '../support/project.ts'
+import { expectServerLog } from '../support/fail-on-server-error.ts'
 
 let sink: SmtpSink
 let app: RunningApp
@@ -255,6 +256,7 @@ describe('rate limit: 5 per minute per client IP', () => {
 
 describe('mail transport failures: 500 server-error, the app lets go of the server, and safe to retry', () => {
 	test('SMTP down → 500 server-error', async () => {
+		expectServerLog(/^contact: mail transport failed \(/)
 		const down = await startApp({ DATABASE_URL: await freshDatabaseUrl(), SMTP_URL: 'smtp://127.0.0.1:9', TRUST_PROXY: '1' })
 		try {
 			const response = await postJson(`${down.url}/api/contact`, valid, { 'X-Forwarded-For': uniqueIp() })
@@ -266,6 +268,7 @@ describe('mail transport failures: 500 server-error, the app lets go of the serv
 	})
 
 	test.each([['reject'], ['hang'], ['hang-data']] as const)('SMTP %s → 500 server-error, and the try is refunded', async (mode) => {
+		expectServerLog(/^contact: mail transport failed \(/)
 		sink.setMode(mode)
 		// The app keeps pooled connections open; a server that starts hanging on new connections is
 		// only met once the old ones are gone.

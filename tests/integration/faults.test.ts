@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
+import { expectServerLog } from '../support/fail-on-server-error.ts'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
@@ -43,6 +44,12 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stopped and re
 		postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${id}@example.com` }, sessionHeaders(standIns.clerk, id))
 
 	test('answers with contract errors while down, recovers without a restart, and loses nothing accepted', async () => {
+		expectServerLog(
+			/^database: idle connection error: /,
+			/^(GET|POST) \/api\/\S+ failed: Error: /,
+			/^account-deletion: storing the request of user \S+ failed: /,
+			/^billing: status for \S+ fell back to free\/none: /,
+		)
 		const users = Array.from({ length: 60 }, newUser)
 		const subscriber = newUser()
 		expect((await postJson(`${app.url}/api/billing/checkout`, { plan: 'team' }, sessionHeaders(standIns.clerk, subscriber))).status).toBe(
@@ -138,6 +145,12 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stops answerin
 	})
 
 	test('requests end with the status fallback or a retryable error, and the app recovers when it answers again', async () => {
+		expectServerLog(
+			/^database: idle connection error: /,
+			/^(GET|POST) \/api\/\S+ failed: Error: /,
+			/^account-deletion: storing the request of user \S+ failed: /,
+			/^billing: status for \S+ fell back to free\/none: /,
+		)
 		const id = newClerkUserId()
 		standIns.clerkApi.setUser({ id, email: `${id}@example.com` })
 		const headers = sessionHeaders(standIns.clerk, id)

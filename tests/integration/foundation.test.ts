@@ -1,8 +1,10 @@
+import { execFileSync } from 'node:child_process'
 import http from 'node:http'
 import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
+import { projectRoot } from '../support/project.ts'
 import { until, within } from '../support/deadline.ts'
 
 let app: RunningApp
@@ -26,6 +28,28 @@ describe('GET /api/health', () => {
 		expect(Object.keys(body).sort()).toEqual(['ok', 'region', 'timestamp', 'version'])
 		expect(body).toMatchObject({ ok: true, version: '0123456', region: 'cdg' })
 		expect(body.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+	})
+
+	test('without COMMIT_SHA or REGION: the commit the build was made from, and the platform region', async () => {
+		const plain = await startApp({ DATABASE_URL: await freshDatabaseUrl(), FLY_REGION: 'ams' })
+		try {
+			const body = await (await fetch(`${plain.url}/api/health`)).json()
+			expect(body.region).toBe('ams')
+			const git = (...args: string[]) => execFileSync('git', args, { cwd: projectRoot, stdio: ['ignore', 'pipe', 'ignore'] })
+			const inGitCheckout = (() => {
+				try {
+					return Boolean(git('rev-parse', 'HEAD'))
+				} catch {
+					return false
+				}
+			})()
+			if (!inGitCheckout) return expect(body.version).toBe('unknown')
+			// A commit of this repository (the build may be older than HEAD).
+			expect(body.version).toMatch(/^[0-9a-f]{7}$/)
+			expect(() => git('rev-parse', '--verify', '--quiet', `${body.version}^{commit}`)).not.toThrow()
+		} finally {
+			await plain.stop()
+		}
 	})
 
 	test('calls within 10 seconds get the same payload', async () => {

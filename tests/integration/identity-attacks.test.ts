@@ -1,9 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { createClerkTestKeys, sessionCookie } from '../mocks/clerk.ts'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
+import { expectServerLog } from '../support/fail-on-server-error.ts'
 import { until } from '../support/deadline.ts'
 import { postJson } from '../support/http.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
@@ -20,6 +21,8 @@ afterAll(async () => {
 	await app?.stop()
 	await standIns?.close()
 })
+// Refused tokens are what this file sends: the app notes each reason once a minute (auth.server.ts).
+beforeEach(() => expectServerLog(/^auth: \d+ session token\(s\) refused \(/))
 
 const now = () => Math.floor(Date.now() / 1000)
 const victim = newClerkUserId()
@@ -132,6 +135,21 @@ test('a session remembered as verified does not outlive a sign-out (__client_uat
 	expect(signedOut.status).toBe(401)
 	const tamperedAfter = await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: sessionCookie(tampered(token)) } })
 	expect(tamperedAfter.status).toBe(401)
+})
+
+test('tokens that cannot even be read are counted, not logged one line per request', async () => {
+	const quiet = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...standIns.env })
+	try {
+		for (let i = 0; i < 20; i++) {
+			const response = await fetch(`${quiet.url}/api/billing/status`, { headers: { Cookie: `__session=not.a.jwt${i}; __client_uat=1` } })
+			expect(response.status).toBe(401)
+		}
+		await until(() => /token-unreadable/.test(quiet.output()), 5_000, 'the refusal in the log')
+		expect(quiet.output().match(/session token\(s\) refused \(token-unreadable: [^\n]+\) since the last note/g)).toHaveLength(1)
+		expect(quiet.output()).not.toContain('session verification failed')
+	} finally {
+		await quiet.stop()
+	}
 })
 
 test('a wrong CLERK_JWT_KEY refuses every session (401) and says so in the log, once per reason, not per request', async () => {

@@ -6,6 +6,7 @@ import { until } from '../support/deadline.ts'
 import { postJson, uniqueIp } from '../support/http.ts'
 import { startSmtpSink, type SmtpSink } from '../mocks/smtp.ts'
 import { hasRedis, startTestRedis } from '../support/redis.ts'
+import { expectServerLog } from '../support/fail-on-server-error.ts'
 
 // The contact limit must hold on every store: memory (embedded database), the PostgreSQL database
 // itself (shared by instances), and Redis (REDIS_URL). Redis is mandatory under CI=true.
@@ -53,6 +54,7 @@ describe('Redis store (REDIS_URL)', () => {
 	})
 
 	test.runIf(redisAvailable)('Redis going away and coming back: the contact form keeps working, and the log says both, once', async () => {
+		expectServerLog(/^rate limits: Redis unavailable /)
 		let redis = await startTestRedis()
 		const port = Number(new URL(redis.url).port)
 		const app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), SMTP_URL: sink.url, TRUST_PROXY: '1', REDIS_URL: redis.url })

@@ -5,6 +5,7 @@ import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
 import { postForm } from '../support/http.ts'
 import { newClerkUserId } from '../support/sessions.ts'
+import { expectServerLog } from '../support/fail-on-server-error.ts'
 
 let standIns: StandIns
 let app: RunningApp
@@ -65,6 +66,7 @@ describe('signing out', () => {
 	})
 
 	test('when the identity provider fails, nothing is expired and the page says the user is still signed in', async () => {
+		expectServerLog(/^sign-out: revoking session \S+ failed: /)
 		const { cookie, sessionId } = signedIn()
 		standIns.clerkApi.setMode('error500')
 		try {

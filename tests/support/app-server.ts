@@ -8,7 +8,11 @@ export type RunningApp = {
 	url: string
 	port: number
 	output: () => string
-	/** Graceful stop (SIGTERM), resolved when the process has exited. */
+	/** What the app wrote to stderr (console.error and console.warn, node's warnings), in order. */
+	errorOutput: () => string
+	/** How much of errorOutput() was written while starting: notes on its configuration, not on a request. */
+	startupErrorLength: number
+	/** Graceful stop (SIGTERM), resolved when the process has exited and its output has all arrived. */
 	stop: () => Promise<number | null>
 	process: ChildProcess
 }
@@ -38,10 +42,17 @@ export async function startApp(
 		stdio: ['ignore', 'pipe', 'pipe'],
 	})
 	let output = ''
+	let errorOutput = ''
 	child.stdout!.on('data', (chunk) => (output += chunk))
-	child.stderr!.on('data', (chunk) => (output += chunk))
-	const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+	child.stderr!.on('data', (chunk) => {
+		output += chunk
+		errorOutput += chunk
+	})
+	// 'close', not 'exit': the last lines (the access log flushed on exit) may still be in the pipes at
+	// 'exit', and a test that reads the log after stop() must find them.
+	const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
 
+	let startupErrorLength = 0
 	const port = await new Promise<number>((resolve, reject) => {
 		const timer = setTimeout(() => {
 			child.kill('SIGKILL')
@@ -57,6 +68,7 @@ export async function startApp(
 			searchedUpTo = output.length
 			const match = fresh.match(/serving on http:\/\/localhost:(\d+)/)
 			if (match) {
+				startupErrorLength = errorOutput.length
 				clearTimeout(timer)
 				child.stdout!.off('data', check)
 				resolve(Number(match[1]))
@@ -73,6 +85,8 @@ export async function startApp(
 		url: `http://127.0.0.1:${port}`,
 		port,
 		output: () => output,
+		errorOutput: () => errorOutput,
+		startupErrorLength,
 		process: child,
 		stop: async () => {
 			if (child.exitCode === null) child.kill('SIGTERM')
