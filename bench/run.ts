@@ -15,6 +15,7 @@ import { runPrismaMigrateDeploy } from '../app/utils/db/migrate.server.ts'
 import { sessionCookie } from '../tests/mocks/clerk.ts'
 import { startStandIns, type StandIns } from '../tests/mocks/serve-all.ts'
 import { productionStart } from '../tests/support/start-command.ts'
+import { sourcesNewerThanBuild } from '../scripts/build-freshness.js'
 import { createDatabase, findPostgresBin, freePort, startTestPostgres, type TestPostgres } from '../tests/support/postgres.ts'
 import { BROWSER_UA, measureClientWeight, type PageWeight } from './lib/client-weight.ts'
 import { runLoad, type LoadRequest, type LoadResult } from './lib/load.ts'
@@ -383,27 +384,10 @@ async function runSet(
 // ---------------------------------------------------------------------------------------------------
 // Build
 
-function newestInputs(since: number): string[] {
-	const newer: string[] = []
-	const walk = (dir: string) => {
-		for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-			const full = path.join(dir, entry.name)
-			if (entry.isDirectory()) walk(full)
-			else if (fs.statSync(full).mtimeMs > since) newer.push(path.relative(projectRoot, full))
-		}
-	}
-	walk(path.join(projectRoot, 'app'))
-	for (const file of ['vite.config.ts', 'package-lock.json']) {
-		const full = path.join(projectRoot, file)
-		if (fs.existsSync(full) && fs.statSync(full).mtimeMs > since) newer.push(file)
-	}
-	return newer
-}
-
 async function ensureBuild(config: Config) {
-	const serverBuild = path.join(projectRoot, 'build/server/index.js')
-	const exists = fs.existsSync(serverBuild)
-	const staleBy = exists ? newestInputs(fs.statSync(serverBuild).mtimeMs) : []
+	const newer = sourcesNewerThanBuild(projectRoot)
+	const exists = newer !== null
+	const staleBy = newer ?? []
 	const reason = !exists
 		? 'no build'
 		: config.build === '1'

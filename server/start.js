@@ -1,3 +1,4 @@
+import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createAppServer } from './app-server.js'
@@ -10,6 +11,14 @@ import { createStaticFiles } from './static-files.js'
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 process.chdir(projectRoot)
 process.env.NODE_ENV ??= 'production'
+
+// Configuration comes from the environment only (a deployment's, a container's); a newcomer who
+// copied .env.example to .env would otherwise wonder why nothing in it applies.
+if (fs.existsSync('.env')) {
+	console.warn(
+		'warning: .env is not read by npm start (only by npm run dev): set its variables in the environment, e.g. node --env-file=.env',
+	)
+}
 
 const build = await import(path.join(projectRoot, 'build/server/index.js'))
 const entry = build.entry.module
@@ -47,6 +56,7 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
 		console.log(`${signal}: finishing in-flight requests, then stopping`)
 		await shutdown()
 		await entry.stopServices()
+		console.log('stopped')
 		process.exit(0)
 	})
 }

@@ -68,4 +68,23 @@ describe('configuration', () => {
 		expect(warnings).toEqual([expect.stringMatching(/^CLERK_SECRET_KEY /), expect.stringMatching(/^STRIPE_WEBHOOK_SECRET /)])
 		expect(warnings.join('\n')).not.toContain('swapped') // a warning never prints the key
 	})
+	test("a publishable key Clerk's own parser cannot read stops start-up", () => {
+		for (const key of ['pk_test_abc', 'pk_live_', 'pk_test_' + Buffer.from('no-dot$').toString('base64')]) {
+			expect(problemsOf({ CLERK_PUBLISHABLE_KEY: key }), key).toEqual([
+				expect.stringMatching(/^CLERK_PUBLISHABLE_KEY: is not a Clerk publishable key/),
+			])
+		}
+		expect(problemsOf({ CLERK_PUBLISHABLE_KEY: 'pk_live_' + Buffer.from('clerk.callsheet.app$').toString('base64') })).toEqual([])
+	})
+
+	test('a DATABASE_URL naming another kind of database is warned about (the embedded database serves), without the URL', () => {
+		const warningsFor = (url: string) => startupWarnings(parseEnv({ DATABASE_URL: url })).filter((line) => line.startsWith('DATABASE_URL'))
+		expect(warningsFor('postgress://app:s3cret@db.internal/callsheet')).toEqual([
+			'DATABASE_URL is not a postgres:// URL (it starts postgress:): the embedded database serves instead.',
+		])
+		expect(warningsFor('mysql://app:s3cret@db.internal/callsheet')).toHaveLength(1)
+		for (const url of ['postgres://app:s3cret@db/callsheet', 'POSTGRESQL://db/callsheet', 'file:./data/pglite']) {
+			expect(warningsFor(url), url).toEqual([])
+		}
+	})
 })

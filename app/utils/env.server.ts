@@ -1,3 +1,4 @@
+import { parsePublishableKey } from '@clerk/shared/keys'
 import { z } from 'zod'
 
 // contract.md §1 is the source of these names and defaults. Missing keys never stop start-up (the
@@ -43,8 +44,10 @@ const schema = z.object({
 	FLY_REGION: optional,
 	VERCEL_REGION: optional,
 	AWS_REGION: optional,
-	CLERK_PUBLISHABLE_KEY: optional.refine((value) => value === undefined || /^pk_(test|live)_/.test(value), {
-		message: 'must start with pk_test_ or pk_live_',
+	// Read with Clerk's own parser, as every page will read it: a key it cannot decode would otherwise
+	// start cleanly and then fail every page with a 500.
+	CLERK_PUBLISHABLE_KEY: optional.refine((value) => value === undefined || parsePublishableKey(value) !== null, {
+		message: 'is not a Clerk publishable key (copy pk_test_… or pk_live_… from the Clerk dashboard, API keys)',
 	}),
 	CLERK_SECRET_KEY: optional,
 	// Operators often paste a PEM with literal "\n": accept that form too.
@@ -127,6 +130,12 @@ export function startupWarnings(config: Env): string[] {
 	if (!config.stripeConfigured) warnings.push('STRIPE_SECRET_KEY not set: checkout answers 503 processor_not_configured.')
 	if (!config.STRIPE_WEBHOOK_SECRET)
 		warnings.push('STRIPE_WEBHOOK_SECRET not set: the billing webhook answers 503 processor_not_configured.')
+	// contract.md §1: anything but postgres(ql):// selects the embedded database. Said aloud when the
+	// value names some other database (a typo such as postgress://), or instances would part ways.
+	if (config.DATABASE_URL && !/^(postgres(ql)?:\/\/|file:)/i.test(config.DATABASE_URL))
+		warnings.push(
+			`DATABASE_URL is not a postgres:// URL (it starts ${config.DATABASE_URL.split(':')[0]}:): the embedded database serves instead.`,
+		)
 	if (!config.SMTP_URL) warnings.push('SMTP_URL not set: mail is NOT being delivered; each message is written to ./data/outbox/ instead.')
 	// A key pasted into the wrong variable starts cleanly and then fails every request that needs it.
 	// A warning, not a refusal: the providers' key formats are theirs to change.

@@ -44,6 +44,40 @@ async function redisClient(url: string) {
 	return client
 }
 
+const MEMORY_NOTE_INTERVAL_MS = 60_000
+let memoryNotedAt = 0
+let countedInMemory = 0
+
+/**
+ * A request PostgreSQL did not count, counted in this instance's memory instead. Said in the log when
+ * first seen and then at most once a minute while it lasts: meanwhile each instance counts on its own
+ * (N instances allow N × the limit), which an operator should know. (Redis says it through its
+ * connection events, above.)
+ */
+function noteCountedInMemory(cause?: string) {
+	countedInMemory++
+	const now = Date.now()
+	if (now - memoryNotedAt < MEMORY_NOTE_INTERVAL_MS) return
+	console.error(
+		`rate limits: PostgreSQL did not count ${countedInMemory} request(s) since the last note${cause ? ` (${cause})` : ''}; each instance counts in its own memory meanwhile`,
+	)
+	memoryNotedAt = now
+	countedInMemory = 0
+}
+
+type StoreBase = { keyPrefix: string; points: number; duration: number }
+
+/** The in-memory count the library falls back to when PostgreSQL fails to count: noted as above. */
+function noticedInsurance(base: StoreBase) {
+	const memory = new RateLimiterMemory(base)
+	const consume = memory.consume.bind(memory)
+	memory.consume = (...args: Parameters<RateLimiterMemory['consume']>) => {
+		noteCountedInMemory()
+		return consume(...args)
+	}
+	return memory
+}
+
 /** duplicate_table, duplicate_object: what a concurrent CREATE TABLE IF NOT EXISTS can still raise. */
 const TABLE_CREATED_CONCURRENTLY = new Set(['42P07', '42710'])
 
@@ -73,7 +107,14 @@ async function createStore(name: string, points: number, duration: number): Prom
 		const open = () =>
 			new Promise<RateLimiterPostgres>((resolve, reject) => {
 				const created: RateLimiterPostgres = new RateLimiterPostgres(
-					{ ...base, storeClient: pool, storeType: 'pool', tableName: 'rate_limits', clearExpiredByTimeout: true, insuranceLimiter },
+					{
+						...base,
+						storeClient: pool,
+						storeType: 'pool',
+						tableName: 'rate_limits',
+						clearExpiredByTimeout: true,
+						insuranceLimiter: noticedInsurance(base),
+					},
 					(error?: Error) => (error ? reject(error) : resolve(created)),
 				)
 			})
@@ -102,15 +143,30 @@ const RAISED_POINTS = 1_000_000
 
 type LimitSettings = { points: number; durationSeconds: number }
 
-/** The store, created on first use (after start-up has validated the configuration). */
+/**
+ * The store, created on first use (after start-up has validated the configuration). If it cannot be
+ * created (PostgreSQL down when the first request comes), that request is counted in memory, as the
+ * store's insurance counts once it exists, and the next request tries the store again: a limit must
+ * not turn an outage of its store into 500s for the feature it guards.
+ */
 function lazyStore(name: string, points: number, durationSeconds: number) {
 	let store: Promise<[RateLimiterAbstract, string]> | undefined
-	return () => {
+	let ready: [RateLimiterAbstract, string] | undefined
+	let fallback: RateLimiterMemory | undefined
+	return async (): Promise<[RateLimiterAbstract, string]> => {
+		if (ready) return ready
 		store ??= createStore(name, points, durationSeconds).catch((error) => {
-			store = undefined // try the shared store again on the next request
+			store = undefined
 			throw error
 		})
-		return store
+		try {
+			ready = await store
+			return ready
+		} catch (error) {
+			noteCountedInMemory((error as Error).message)
+			fallback ??= new RateLimiterMemory({ keyPrefix: `rl_${name}`, points, duration: durationSeconds })
+			return [fallback, 'memory']
+		}
 	}
 }
 

@@ -20,11 +20,14 @@ afterAll(async () => {
 })
 
 /** Runs the script asynchronously: the fake Stripe lives in this process and must keep answering. */
-function sync(target = stripe): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function sync(
+	target = stripe,
+	{ args = [] as string[], env = {} as Record<string, string | undefined> } = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
 	return new Promise((resolve) => {
 		execFile(
 			process.execPath,
-			['scripts/billing-sync.js'],
+			['scripts/billing-sync.js', ...args],
 			{
 				cwd: projectRoot,
 				env: {
@@ -34,6 +37,7 @@ function sync(target = stripe): Promise<{ status: number | null; stdout: string;
 					STRIPE_SECRET_KEY: 'sk_test_sync',
 					STRIPE_API_URL: target.url,
 					APP_URL: 'https://app.callsheet.test',
+					...env,
 				},
 				timeout: 60_000,
 			},
@@ -43,7 +47,17 @@ function sync(target = stripe): Promise<{ status: number | null; stdout: string;
 }
 
 test('creates every product, price and the portal configuration once, then leaves them alone', async () => {
-	const first = await sync()
+	// An account of its own: what "created" counts must not depend on the tests before it.
+	const empty = await startFakeStripe({ seedPrices: false })
+	try {
+		await createsThenLeavesAlone(empty)
+	} finally {
+		await empty.close()
+	}
+})
+
+async function createsThenLeavesAlone(stripe: FakeStripe) {
+	const first = await sync(stripe)
 	expect(first.stderr).not.toMatch(/failed/)
 	expect(first.status).toBe(0)
 	expect(first.stdout).toMatch(/19 created, 0 updated, 0 unchanged/)
@@ -60,11 +74,35 @@ test('creates every product, price and the portal configuration once, then leave
 	expect(portal).toMatchObject({ default_return_url: 'https://app.callsheet.test/account' })
 
 	const postsBefore = stripe.requests.filter((r) => r.method === 'POST' && r.path === '/v1/prices').length
-	const second = await sync()
+	const second = await sync(stripe)
 	expect(second.status).toBe(0)
 	expect(second.stdout).toMatch(/0 created, 1 updated, 18 unchanged/) // the portal configuration is re-applied
 	expect(stripe.requests.filter((r) => r.method === 'POST' && r.path === '/v1/prices').length).toBe(postsBefore)
 	expect(stripe.store.all('price')).toHaveLength(12)
+}
+
+test('--help says what it does and touches nothing; any other argument is refused', async () => {
+	const requests = stripe.requests.length
+	const help = await sync(stripe, { args: ['--help'] })
+	expect(help.status).toBe(0)
+	expect(help.stdout).toMatch(/^usage: npm run billing:sync/)
+	const wrong = await sync(stripe, { args: ['--dry-run'] })
+	expect(wrong.status).toBe(2)
+	expect(wrong.stderr).toMatch(/^usage: npm run billing:sync/)
+	expect(stripe.requests.length).toBe(requests)
+})
+
+test('a live key without APP_URL is refused before any change (the portal would return customers to localhost)', async () => {
+	const requests = stripe.requests.length
+	const live = await sync(stripe, { env: { STRIPE_SECRET_KEY: 'sk_live_sync', APP_URL: undefined } })
+	expect(live.status).toBe(1)
+	expect(live.stderr).toContain('APP_URL is not set: the live customer portal would send customers back to http://localhost:3000/account')
+	expect(stripe.requests.length).toBe(requests)
+	// A test key goes ahead, saying where the portal returns.
+	const withTestKey = await sync(stripe, { env: { APP_URL: undefined } })
+	expect(withTestKey.status).toBe(0)
+	expect(withTestKey.stderr).toContain('warning: APP_URL is not set')
+	expect(withTestKey.stdout).toContain('Customer portal returns to http://localhost:3000/account')
 })
 
 test('an archived price is replaced and takes its lookup key over', async () => {

@@ -3,7 +3,7 @@ import { expectServerLog } from '../support/fail-on-server-error.ts'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
-import { within } from '../support/deadline.ts'
+import { until, within } from '../support/deadline.ts'
 import { postJson } from '../support/http.ts'
 import { runPrismaMigrateDeploy } from '../../app/utils/db/migrate.server.ts'
 import { createDatabase, startTestPostgres, type TestPostgres } from '../support/postgres.ts'
@@ -49,6 +49,7 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stopped and re
 			/^(GET|POST) \/api\/\S+ failed: Error: /,
 			/^account-deletion: storing the request of user \S+ failed: /,
 			/^billing: status for \S+ fell back to free\/none: /,
+			/^rate limits: PostgreSQL did not count \d+ request\(s\) since the last note/,
 		)
 		const users = Array.from({ length: 60 }, newUser)
 		const subscriber = newUser()
@@ -103,6 +104,14 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stopped and re
 		expect(down.status).toBe(500)
 		expect(await down.json()).toMatchObject({ code: 'db-error' })
 		expect((await fetch(`${app.url}/api/health`)).status).toBe(200)
+		// Contact needs the database only to count: it keeps working, counted in this instance's memory,
+		// and the log says so once rather than per request.
+		for (let i = 0; i < 3; i++) {
+			const message = { name: 'Ada', email: 'ada@example.com', subject: `While the database is down ${i}`, message: 'Still there?' }
+			expect((await postJson(`${app.url}/api/contact`, message)).status).toBe(200)
+		}
+		await until(() => /rate limits: PostgreSQL did not count/.test(app.output()), 5_000, 'the note on counting in memory')
+		expect(app.output().match(/rate limits: PostgreSQL did not count \d+ request\(s\)/g)).toHaveLength(1)
 
 		// It comes back; the app recovers by itself.
 		await postgres.start()

@@ -342,6 +342,36 @@ describe('start-up', () => {
 		)
 	})
 
+	test('the log says which database serves, never its password', async () => {
+		const fresh = await freshDatabaseUrl()
+		// The test cluster trusts every local connection, so a password it ignores can be given.
+		const withPassword = (() => {
+			if (!fresh.startsWith('postgres')) return fresh
+			const url = new URL(fresh)
+			url.password = 'pw-must-not-show'
+			return url.href
+		})()
+		const started = await startApp({ DATABASE_URL: withPassword })
+		try {
+			const line = started.output().match(/^database: .*$/m)?.[0]
+			if (fresh.startsWith('postgres')) {
+				const { hostname, port, pathname } = new URL(fresh)
+				expect(line).toBe(`database: PostgreSQL ${hostname}:${port}${pathname}`)
+			} else {
+				expect(line).toMatch(/^database: embedded \(PGlite\) in \/.+\/pglite$/)
+			}
+			expect(started.output()).not.toContain('pw-must-not-show')
+		} finally {
+			await started.stop()
+		}
+	})
+
+	test('a database that refuses the connection stops start-up, naming the database', async () => {
+		await expect(
+			startApp({ DATABASE_URL: 'postgres://callsheet:pw-must-not-show@127.0.0.1:1/callsheet' }, { timeoutMs: 20_000 }),
+		).rejects.toThrow(/exited with 1[\s\S]*Start-up failed: database \(PostgreSQL 127\.0\.0\.1:1\/callsheet\): connect ECONNREFUSED/)
+	})
+
 	test.runIf(inject('databaseKind') === 'embedded')(
 		'a second server on the same embedded database refuses to start; the first keeps serving',
 		async () => {

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, inject, test } from 'vitest'
@@ -6,7 +7,7 @@ import { startApp } from '../support/app-server.ts'
 import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
 import { within, until } from '../support/deadline.ts'
 import { postJson } from '../support/http.ts'
-import { createDatabase } from '../support/postgres.ts'
+import { createDatabase, freePort } from '../support/postgres.ts'
 import { projectRoot } from '../support/project.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 import { migrationNames } from '../../app/utils/db/migrate.server.ts'
@@ -89,6 +90,44 @@ describe('graceful shutdown', () => {
 		} finally {
 			await app.stop()
 			await standIns.close()
+		}
+	})
+})
+
+describe('npm start, as operators run it', () => {
+	test('SIGTERM to npm reaches the server, which stops cleanly instead of being left running', async () => {
+		const port = await freePort()
+		const npm = spawn('npm', ['start'], {
+			cwd: projectRoot,
+			env: {
+				PATH: process.env.PATH,
+				HOME: process.env.HOME,
+				NODE_ENV: 'production',
+				PORT: String(port),
+				DATABASE_URL: await freshDatabaseUrl(),
+			},
+			stdio: ['ignore', 'pipe', 'pipe'],
+			// Its own process group, so that whatever it leaves behind can be stopped after a failure.
+			detached: true,
+		})
+		let output = ''
+		npm.stdout!.on('data', (chunk) => (output += chunk))
+		npm.stderr!.on('data', (chunk) => (output += chunk))
+		const closed = new Promise<number | null>((resolve) => npm.once('close', resolve))
+		try {
+			await until(() => output.includes('is serving on'), 60_000, 'the server to start under npm start')
+			expect((await fetch(`http://127.0.0.1:${port}/api/health`)).status).toBe(200)
+			npm.kill('SIGTERM')
+			expect(await within(closed, 15_000, 'npm start to exit')).toBe(0)
+			expect(output).toMatch(/SIGTERM: finishing in-flight requests, then stopping\n[\s\S]*stopped\n/)
+			// Nothing is left answering on the port (a shell between npm and node used to keep it).
+			await expect(fetch(`http://127.0.0.1:${port}/api/health`)).rejects.toThrow()
+		} finally {
+			try {
+				process.kill(-npm.pid!, 'SIGKILL')
+			} catch {
+				// Already gone, as it should be.
+			}
 		}
 	})
 })

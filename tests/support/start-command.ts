@@ -7,13 +7,14 @@ export type StartCommand = { env: Record<string, string>; nodeArgs: string[]; sc
 /**
  * How `npm start` runs the server, read from package.json's start script, so that tests, journeys
  * and the benchmark run the process operators run: its last command is
- * `[NAME=value …] node [--flag …] server/start.js`.
+ * `exec env [NAME=value …] node [--flag …] server/start.js` (`exec`: the shell npm starts becomes the
+ * server, so the SIGTERM npm passes on reaches it; `env` sets the variables for it).
  */
 export function productionStart(): StartCommand {
 	const pkg = JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { scripts: { start: string } }
 	const last = pkg.scripts.start.split('&&').at(-1)!.trim()
-	const match = last.match(/^((?:\w+=\S+\s+)*)node\s+((?:--\S+\s+)*)(\S+\.js)$/)
-	if (!match) throw new Error(`package.json start script does not end in "[NAME=value …] node [--flags] <file>.js": ${last}`)
+	const match = last.match(/^exec\s+env\s+((?:\w+=\S+\s+)*)node\s+((?:--\S+\s+)*)(\S+\.js)$/)
+	if (!match) throw new Error(`package.json start script does not end in "exec env [NAME=value …] node [--flags] <file>.js": ${last}`)
 	const env = Object.fromEntries(
 		match[1]!
 			.trim()

@@ -16,3 +16,16 @@ export function databaseTarget(databaseUrl: string | undefined): DatabaseTarget 
 	}
 	return { kind: 'embedded', dataDir: path.resolve(DEFAULT_EMBEDDED_DIR) }
 }
+
+/**
+ * Which database serves, for the start-up log: never the URL itself, which may carry a password.
+ * Several instances must all say the same PostgreSQL; a mistyped scheme shows as the embedded one.
+ */
+export function describeDatabase(target: DatabaseTarget, cwd = process.cwd()): string {
+	if (target.kind === 'embedded') {
+		const relative = path.relative(cwd, target.dataDir)
+		return `embedded (PGlite) in ${relative && !relative.startsWith('..') ? `./${relative}` : target.dataDir}`
+	}
+	const url = new URL(target.url)
+	return `PostgreSQL ${url.hostname || 'localhost'}:${url.port || 5432}${url.pathname}`
+}
