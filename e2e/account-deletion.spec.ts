@@ -16,6 +16,7 @@ import {
 	skipWithoutBrowser,
 	test,
 	uniqueId,
+	failedLoad,
 } from './support/fixtures.ts'
 
 const REASON_MAX = '2,000'
@@ -54,8 +55,14 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(page.getByRole('heading', { level: 1, name: 'Sign in' })).toBeVisible()
 		})
 
-		test('a user files a request (a wrong email is refused); an admin marks it processed', async ({ page, consoleErrors }) => {
+		test('a user files a request (a wrong email is refused); an admin marks it processed', async ({
+			page,
+			consoleErrors,
+			expectedConsoleErrors,
+		}) => {
 			test.slow() // two people, four screenshots at two sizes, five axe runs
+			// The wrong email is refused (400); the user is shown no admin page (404).
+			expectedConsoleErrors.push(failedLoad(400, '/account'), failedLoad(404, '/admin/deletion-requests'))
 			const userId = uniqueId(`user_e2e_deletion_${mode}`)
 			const email = `${userId}@example.test`
 			const reason = `Our production wrapped <early> & we no longer need a call sheet (${mode}).`
@@ -200,7 +207,8 @@ test.describe('account deletion refusals, JavaScript off', () => {
 		return posted
 	}
 
-	test('an account the identity provider no longer knows is asked to sign in again', async ({ page }) => {
+	test('an account the identity provider no longer knows is asked to sign in again', async ({ page, expectedConsoleErrors }) => {
+		expectedConsoleErrors.push(failedLoad(401, '/account'))
 		await signIn(page, uniqueId('user_e2e_deletion_gone')) // never registered at the fake Clerk
 		await page.goto('/account')
 		expect((await fileWith(page, 'gone@example.test')).status()).toBe(401)
@@ -211,7 +219,8 @@ test.describe('account deletion refusals, JavaScript off', () => {
 		await expect(page).toHaveTitle('Error: Your account · Callsheet')
 	})
 
-	test('too many attempts say how long to wait', async ({ page }) => {
+	test('too many attempts say how long to wait', async ({ page, expectedConsoleErrors }) => {
+		expectedConsoleErrors.push(failedLoad(429, '/account'))
 		const userId = uniqueId('user_e2e_deletion_limit')
 		await registerClerkUser({ id: userId, email: `${userId}@example.test` })
 		await signIn(page, userId)

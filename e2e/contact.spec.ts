@@ -16,6 +16,7 @@ import {
 	skipWithoutBrowser,
 	test,
 	uniqueId,
+	failedLoad,
 } from './support/fixtures.ts'
 
 function contactForm(page: Page) {
@@ -40,7 +41,8 @@ for (const javaScriptEnabled of [true, false]) {
 		skipWithoutBrowser()
 		test.use({ javaScriptEnabled })
 
-		test('errors keep the input; the fixed message is sent and arrives escaped', async ({ page, consoleErrors }) => {
+		test('errors keep the input; the fixed message is sent and arrives escaped', async ({ page, consoleErrors, expectedConsoleErrors }) => {
+			expectedConsoleErrors.push(failedLoad(400, '/contact'))
 			const tag = uniqueId(`e2e_contact_${mode}`)
 			const typed = {
 				name: `Ada O'Hara ${mode}`,

@@ -3,13 +3,17 @@
 // from the error summary or alert that focused itself. At 375 px the heading and the summary are
 // a screen apart, so a summary that lost focus is also out of sight.
 import { registerClerkUser } from './support/control.ts'
-import { expect, settle, signIn, skipWithoutBrowser, test, uniqueId } from './support/fixtures.ts'
+import { expect, settle, signIn, skipWithoutBrowser, test, uniqueId, failedLoad } from './support/fixtures.ts'
 
 test.describe('focus after a refused form, JavaScript on, 375 px', () => {
 	skipWithoutBrowser()
 	test.use({ viewport: { width: 375, height: 640 } })
 
-	test('account opened from a checkout return: the error summary keeps focus and stays in view', async ({ page }) => {
+	test('account opened from a checkout return: the error summary keeps focus and stays in view', async ({
+		page,
+		expectedConsoleErrors,
+	}) => {
+		expectedConsoleErrors.push(failedLoad(400, '/account'))
 		const userId = uniqueId('user_e2e_focus_account')
 		await registerClerkUser({ id: userId, email: `${userId}@example.test` })
 		await signIn(page, userId)
@@ -26,7 +30,8 @@ test.describe('focus after a refused form, JavaScript on, 375 px', () => {
 		await expect(page).toHaveTitle('Error: Your account · Callsheet')
 	})
 
-	test('pricing at its bare address: the first refused checkout keeps focus on its alert', async ({ page }) => {
+	test('pricing at its bare address: the first refused checkout keeps focus on its alert', async ({ page, expectedConsoleErrors }) => {
+		expectedConsoleErrors.push(failedLoad(429, '/pricing'))
 		const userId = uniqueId('user_e2e_focus_pricing')
 		await signIn(page, userId)
 		// Ten checkouts a minute are allowed (USER_WRITE_LIMITS.checkout): spend them without the page.

@@ -10,6 +10,7 @@ import {
 	test,
 	unexpectedConsoleErrors,
 	type CollectedConsoleError,
+	failedLoad,
 } from './support/fixtures.ts'
 import type { Page } from '@playwright/test'
 
@@ -227,14 +228,16 @@ test.describe('error pages say whether trying again can help', () => {
 	skipWithoutBrowser()
 	test.use({ javaScriptEnabled: false })
 
-	test('an unknown address: page not found', async ({ page }) => {
+	test('an unknown address: page not found', async ({ page, expectedConsoleErrors }) => {
+		expectedConsoleErrors.push(failedLoad(404, '/no-such-page'))
 		expect((await page.goto('/no-such-page'))?.status()).toBe(404)
 		await expect(page.getByRole('heading', { level: 1, name: 'Page not found' })).toBeVisible()
 		await expect(page).toHaveTitle('Page not found · Callsheet')
 		await expect(page.locator('meta[name="description"]')).toHaveCount(1)
 	})
 
-	test('a form too long to accept (413): says to shorten it, not to retry', async ({ page }) => {
+	test('a form too long to accept (413): says to shorten it, not to retry', async ({ page, expectedConsoleErrors }) => {
+		expectedConsoleErrors.push(failedLoad(413, '/contact'))
 		await page.goto('/contact')
 		const form = page.getByRole('form', { name: 'Contact support' })
 		await form
@@ -256,7 +259,8 @@ for (const javaScriptEnabled of [true, false]) {
 		skipWithoutBrowser()
 		test.use({ javaScriptEnabled })
 
-		test('the header offers the account, not sign-in', async ({ page, consoleErrors }) => {
+		test('the header offers the account, not sign-in', async ({ page, consoleErrors, expectedConsoleErrors }) => {
+			expectedConsoleErrors.push(failedLoad(404, '/no-such-page'))
 			await signIn(page, `user_e2e_404_${javaScriptEnabled ? 'js' : 'nojs'}_${Math.random().toString(36).slice(2, 8)}`)
 			expect((await page.goto('/no-such-page'))?.status()).toBe(404)
 			await expect(page.getByRole('heading', { level: 1, name: 'Page not found' })).toBeVisible()

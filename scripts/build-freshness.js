@@ -4,8 +4,9 @@ import path from 'node:path'
 export const SERVER_BUILD = 'build/server/index.js'
 
 /**
- * The sources changed since the last build (files under app/, vite.config.ts, package-lock.json newer
- * than build/server/index.js), relative to `projectRoot`; null when there is no build at all.
+ * The sources changed since the last build (files under app/ other than tests, vite.config.ts,
+ * package-lock.json newer than build/server/index.js), relative to `projectRoot`; null when there is
+ * no build at all. Tests beside the code (`*.test.*`) are not part of the build.
  *
  * @param {string} projectRoot
  * @returns {string[] | null}
@@ -21,7 +22,7 @@ export function sourcesNewerThanBuild(projectRoot) {
 		for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
 			const full = path.join(dir, entry.name)
 			if (entry.isDirectory()) walk(full)
-			else if (fs.statSync(full).mtimeMs > since) newer.push(path.relative(projectRoot, full))
+			else if (!/\.test\.[jt]sx?$/.test(entry.name) && fs.statSync(full).mtimeMs > since) newer.push(path.relative(projectRoot, full))
 		}
 	}
 	walk(path.join(projectRoot, 'app'))

@@ -24,6 +24,13 @@ export interface CollectedConsoleError {
 interface Fixtures {
 	/** Every console 'error' message and uncaught page error of the test's pages, in order. */
 	consoleErrors: CollectedConsoleError[]
+	/**
+	 * Console errors the test causes on purpose (a form refused with a 400, a 404 page): push patterns,
+	 * each matched against "<text> (at <url>)".
+	 */
+	expectedConsoleErrors: RegExp[]
+	/** Runs after every test: its pages logged no console error it did not expect. */
+	noUnexpectedConsoleErrors: void
 }
 
 export const test = base.extend<Fixtures>({
@@ -90,6 +97,22 @@ export const test = base.extend<Fixtures>({
 		context.on('page', watch)
 		await use(errors)
 	},
+
+	expectedConsoleErrors: async ({}, use) => {
+		await use([])
+	},
+
+	// The house rule that a console error fails a test, for every journey and with JavaScript off too
+	// (the browser logs a document answered 4xx/5xx): a hydration error or a CSP violation on a page no
+	// step looks at still fails the test that opened it. Clerk's script failing to load is this
+	// environment's doing (its host is unreachable on purpose), and comes whenever a journey runs long.
+	noUnexpectedConsoleErrors: [
+		async ({ consoleErrors, expectedConsoleErrors }, use) => {
+			await use()
+			expectNoUnexpectedConsoleErrors(consoleErrors, { allow: [CLERK_LOAD_FAILURE, ...expectedConsoleErrors] })
+		},
+		{ auto: true },
+	],
 })
 
 /**
@@ -253,6 +276,17 @@ export async function settle(page: Page): Promise<void> {
  * under test, but a long journey lives long enough to see it: pass this in `allow` there.
  */
 export const CLERK_LOAD_FAILURE = /Clerk: Failed to load Clerk\b/
+
+/**
+ * The console error a browser logs when `path` (any query) answers `status`: the 400 of a refused
+ * form, a 404 page. For `expectedConsoleErrors`.
+ */
+export function failedLoad(status: number, path: string): RegExp {
+	const escaped = path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+	return new RegExp(
+		`^Failed to load resource: the server responded with a status of ${status} \\([^)]*\\) \\(at https?://[^/]+${escaped}(\\?[^)]*)?\\)$`,
+	)
+}
 
 /**
  * Fails on console errors other than the aborted clerk.example.test loads. `allow` lists further

@@ -189,17 +189,19 @@ describe('what was stored', () => {
 	test('one row per user, pending, with its audit entry, surviving a restart', async () => {
 		const userId = userWithEmail('durable@example.com')
 		const { request_id } = await (await fileRequest(app, userId, { confirmEmail: 'durable@example.com', reason: ' Too busy ' })).json()
+		// Read with the app stopped, on either database: what was answered 200 outlives the process.
 		await app.stop()
 		const stored = await withDatabase(databaseUrl, async (prisma) => ({
 			rows: await prisma.deletionRequest.findMany({ where: { user: { clerkId: userId } }, include: { events: true } }),
-		}))
+		})).finally(async () => {
+			app = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env })
+		})
 		expect(stored.rows).toHaveLength(1)
 		expect(stored.rows[0]).toMatchObject({ id: request_id, status: 'pending', reason: 'Too busy', processedAt: null })
 		// What proves the typed-back email on a later filing is a hash, not the address.
 		expect(stored.rows[0]!.confirmedEmailHash).toMatch(/^[0-9a-f]{64}$/)
 		expect(JSON.stringify(stored.rows[0])).not.toContain('durable@example.com')
 		expect(stored.rows[0]!.events).toMatchObject([{ action: 'filed', actor: userId }])
-		app = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env })
 	})
 })
 

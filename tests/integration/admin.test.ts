@@ -142,14 +142,19 @@ describe('npm run admin', () => {
 			expect(refused.stderr).toMatch(/already in use by process \d+/)
 			await app.stop()
 		}
-		const list = admin('list')
-		expect(list.status).toBe(0)
-		expect(list.stdout).toContain(requestId)
-		const processed = admin('process', requestId, '--as', 'ops@example.com')
-		expect(processed.stdout + processed.stderr).toContain(`Processed ${requestId} as ops@example.com`)
-		expect(processed.status).toBe(0)
-		const history = admin('history', requestId)
-		expect(history.stdout).toMatch(/filed[\s\S]*processed\s+by ops@example.com/)
-		expect(admin('nonsense').status).toBe(2)
+		try {
+			const list = admin('list')
+			expect(list.status).toBe(0)
+			expect(list.stdout).toContain(requestId)
+			const processed = admin('process', requestId, '--as', 'ops@example.com')
+			expect(processed.stdout + processed.stderr).toContain(`Processed ${requestId} as ops@example.com`)
+			expect(processed.status).toBe(0)
+			const history = admin('history', requestId)
+			expect(history.stdout).toMatch(/filed[\s\S]*processed\s+by ops@example.com/)
+			expect(admin('nonsense').status).toBe(2)
+		} finally {
+			// The server serves the tests after this one, passing or not.
+			if (app.process.exitCode !== null) app = await startApp(appEnv)
+		}
 	})
 })

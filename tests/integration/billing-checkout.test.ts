@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest'
+import type { StripeObject } from '../mocks/stripe.ts'
 import { postJson } from '../support/http.ts'
 import { newClerkUserId } from '../support/sessions.ts'
 import { FREE_STATUS } from '../support/status-payloads.ts'
@@ -41,6 +42,28 @@ describe('signed-in endpoints without a valid session', () => {
 describe('GET /api/billing/status', () => {
 	test("a new user's exact payload", async () => {
 		expect(await status(newClerkUserId())).toEqual(FREE_STATUS)
+	})
+
+	test('current_period_end is the latest period end across the subscription items', async () => {
+		const { userId, customer } = await subscribedUser('team')
+		const subscription = standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'active')
+		const items = subscription.items as { data: StripeObject[] }
+		const [item] = items.data
+		const base = Number(item!.current_period_end)
+		// Whole seconds, the latest neither first nor last, each item ending on another day.
+		const ends = [base + 3 * 86_400, base + 40 * 86_400 + 17, base + 86_400]
+		items.data = ends.map((end, i) => ({ ...structuredClone(item!), id: `${item!.id}_${i}`, current_period_end: end }))
+		Object.assign(items, { total_count: ends.length })
+		const delivery = await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))
+		expect(delivery.status).toBe(200)
+		expect(await status(userId)).toEqual({
+			plan: 'team',
+			status: 'active',
+			credits_daily: 600,
+			current_period_end: new Date((base + 40 * 86_400 + 17) * 1000).toISOString(),
+			processor_customer_id: customer,
+			has_subscription: true,
+		})
 	})
 })
 
@@ -144,6 +167,24 @@ describe('POST /api/billing/checkout', () => {
 		const params = standIns.stripe.checkoutParams(sessionIdOf(url))!
 		expect(params.customer).toBe(customer)
 		expect((params.subscription_data as Record<string, unknown>).trial_period_days).toBeUndefined()
+	})
+
+	test.each([
+		['active', 'active'],
+		['past_due', 'past_due'],
+		['unpaid', 'past_due'],
+	] as const)('409 already-subscribed while the processor says %s (status %s); no checkout is opened', async (processorStatus, shown) => {
+		const { userId, customer } = await subscribedUser('team')
+		const subscription = standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), processorStatus)
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ status: shown, has_subscription: true })
+		const sessionsBefore = standIns.stripe.store.all('checkout.session').length
+		for (const body of [{ plan: 'studio' }, { plan: 'team', interval: 'year' }, { plan: 'team' }]) {
+			const response = await checkout(userId, body)
+			expect(response.status, JSON.stringify(body)).toBe(409)
+			expect(await response.json()).toEqual({ error: expect.any(String), code: 'already-subscribed' })
+		}
+		expect(standIns.stripe.store.all('checkout.session')).toHaveLength(sessionsBefore)
 	})
 
 	test('more than 10 checkouts a minute by one user are 429 with Retry-After; other users are unaffected', async () => {

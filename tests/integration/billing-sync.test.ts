@@ -8,6 +8,7 @@ import { postJson } from '../support/http.ts'
 import { projectRoot } from '../support/project.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 import { expectServerLog } from '../support/fail-on-server-error.ts'
+import { until } from '../support/deadline.ts'
 
 // `npm run billing:sync` against an empty (fake) Stripe account, then again: the second run changes nothing.
 let stripe: FakeStripe
@@ -130,7 +131,7 @@ test('before the catalogue is synced, checkout says billing is not enabled (503)
 		const before = await checkout()
 		expect(before.status).toBe(503)
 		expect(await before.json()).toMatchObject({ code: 'processor_not_configured' })
-		expect(app.output()).toContain('run npm run billing:sync')
+		await until(() => app.output().includes('run npm run billing:sync'), 5_000, 'the hint in the log')
 
 		expect((await sync(empty)).status).toBe(0)
 		const after = await checkout()

@@ -1,8 +1,28 @@
 import { describe, expect, test } from 'vitest'
-import { readStored } from '../support/database.ts'
+import type { StripeObject } from '../mocks/stripe.ts'
+import { startApp } from '../support/app-server.ts'
+import { freshDatabaseUrl, readStored } from '../support/database.ts'
 import { until } from '../support/deadline.ts'
-import { app, appEnv, replaceApp, serveBillingApp, standIns, status, subscribedUser, subscriptionIdFor } from '../support/billing-app.ts'
+import { postJson } from '../support/http.ts'
+import { newClerkUserId } from '../support/sessions.ts'
+import {
+	app,
+	appEnv,
+	auth,
+	checkout,
+	replaceApp,
+	serveBillingApp,
+	sessionIdOf,
+	standIns,
+	status,
+	subscribedUser,
+	subscriptionIdFor,
+} from '../support/billing-app.ts'
 import { expectServerLog } from '../support/fail-on-server-error.ts'
+
+/** The subscription's period end at the processor, as the status payload writes it. */
+const periodEndOf = (subscription: StripeObject) =>
+	new Date(Number((subscription.items as { data: StripeObject[] }).data[0]!.current_period_end) * 1000).toISOString()
 
 // The webhook: who may call it, what it accepts, and how events take effect (once, newest wins).
 serveBillingApp()
@@ -16,20 +36,72 @@ describe('POST /api/billing/webhook', () => {
 		})
 
 	test('a missing or wrong signature is 400 bad-signature and changes nothing', async () => {
-		const { customer } = await subscribedUser()
-		const sub = standIns.stripe.store.get(subscriptionIdFor(customer))!
-		const event = standIns.stripe.makeEvent('customer.subscription.updated', sub)
+		const { userId, customer } = await subscribedUser()
+		const before = await status(userId)
+		expect(before).toMatchObject({ status: 'trialing', has_subscription: true })
+		// The processor has cancelled: an event the app accepted would show it (the state is read fresh).
+		const sub = standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'canceled')
+		const event = standIns.stripe.makeEvent('customer.subscription.deleted', sub)
 		const { payload } = standIns.stripe.signEvent(event)
-		expect((await webhook(payload)).status).toBe(400)
+		const refusals = [await webhook(payload), await webhook(payload, ' ')]
 		const forged = standIns.stripe.signEvent(event, { secret: 'whsec_wrong' })
-		const response = await webhook(forged.payload, forged.header)
-		expect(response.status).toBe(400)
-		expect(await response.json()).toMatchObject({ code: 'bad-signature' })
+		refusals.push(await webhook(forged.payload, forged.header))
 		// A tampered body under a valid signature header fails too.
 		const signed = standIns.stripe.signEvent(event)
-		expect(
-			(await webhook(signed.payload.replace('"active"', '"canceled"').replace('"trialing"', '"canceled"'), signed.header)).status,
-		).toBe(400)
+		refusals.push(
+			await webhook(signed.payload.replace('"customer.subscription.deleted"', '"customer.subscription.updated"'), signed.header),
+		)
+		for (const response of refusals) {
+			expect(response.status).toBe(400)
+			expect(await response.json()).toEqual({ error: expect.any(String), code: 'bad-signature' })
+		}
+		expect(await status(userId)).toEqual(before)
+		// The same event, correctly signed, is what would have changed it.
+		expect((await standIns.stripe.deliver(event)).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ status: 'canceled', has_subscription: false })
+	})
+
+	test('without STRIPE_WEBHOOK_SECRET a correctly signed event is 503 processor_not_configured and is not applied', async () => {
+		const { STRIPE_WEBHOOK_SECRET: _secret, ...env } = appEnv
+		const unsigned = await startApp({ ...env, DATABASE_URL: await freshDatabaseUrl() })
+		try {
+			// A user of that app who paid: the processor has the subscription, the app has not heard of it.
+			const userId = newClerkUserId()
+			const opened = await postJson(`${unsigned.url}/api/billing/checkout`, { plan: 'team' }, auth(userId))
+			expect(opened.status).toBe(200)
+			const { session } = standIns.stripe.store.completeCheckout(sessionIdOf((await opened.json()).url))
+			const { payload, header } = standIns.stripe.signEvent(standIns.stripe.makeEvent('checkout.session.completed', session))
+			const response = await fetch(`${unsigned.url}/api/billing/webhook`, {
+				method: 'POST',
+				headers: { 'Content-Type': 'application/json', 'Stripe-Signature': header },
+				body: payload,
+			})
+			expect(response.status).toBe(503)
+			expect(await response.json()).toEqual({ error: expect.any(String), code: 'processor_not_configured' })
+			const state = await (await fetch(`${unsigned.url}/api/billing/status`, { headers: auth(userId) })).json()
+			expect(state).toMatchObject({ status: 'none', has_subscription: false, processor_customer_id: session.customer })
+		} finally {
+			await unsigned.stop()
+		}
+	})
+
+	test('checkout.session.completed on its own answers 200 and settles the subscription the checkout created', async () => {
+		const userId = newClerkUserId()
+		const { url } = await (await checkout(userId, { plan: 'agency', interval: 'year' })).json()
+		// Paid at the processor; of its events, only this one reaches the app.
+		const { session, subscription } = standIns.stripe.store.completeCheckout(sessionIdOf(url))
+		expect(await status(userId)).toMatchObject({ status: 'none', has_subscription: false })
+		const delivery = await standIns.stripe.deliver(standIns.stripe.makeEvent('checkout.session.completed', session))
+		expect(delivery.status).toBe(200)
+		expect(JSON.parse(delivery.body)).toEqual({ received: true })
+		expect(await status(userId)).toEqual({
+			plan: 'agency',
+			status: 'trialing',
+			credits_daily: 4000,
+			current_period_end: periodEndOf(subscription),
+			processor_customer_id: session.customer,
+			has_subscription: true,
+		})
 	})
 
 	test('a signed body that is not an event of the processor is 400 bad-body, not a 500 the processor would retry', async () => {
@@ -134,6 +206,71 @@ describe('POST /api/billing/webhook', () => {
 			plan: subscribed ? 'agency' : 'free',
 			credits_daily: subscribed ? 4000 : 20,
 		})
+	})
+
+	test('invoice.paid shows active, invoice.payment_failed past_due, and a paid retry active again; the plan is kept', async () => {
+		const { userId, customer } = await subscribedUser('studio', 'year')
+		const id = subscriptionIdFor(customer)
+		const { stripe } = standIns
+		const subscribed = {
+			plan: 'studio',
+			credits_daily: 1500,
+			current_period_end: periodEndOf(stripe.store.get(id)!),
+			processor_customer_id: customer,
+			has_subscription: true,
+		}
+		const steps = [
+			['active', 'invoice.paid', 'active'], // the trial ends and the first invoice is paid
+			['past_due', 'invoice.payment_failed', 'past_due'], // the renewal's card is declined
+			['active', 'invoice.paid', 'active'], // the processor's retry is paid
+		] as const
+		for (const [processorStatus, type, shown] of steps) {
+			stripe.setSubscriptionStatus(id, processorStatus)
+			const invoice = stripe.makeInvoice(id, { paid: type === 'invoice.paid' })
+			const delivery = await stripe.deliver(stripe.makeEvent(type, invoice))
+			expect(delivery.status, type).toBe(200)
+			expect(JSON.parse(delivery.body)).toEqual({ received: true })
+			expect(await status(userId), type).toEqual({ ...subscribed, status: shown })
+		}
+	})
+
+	test.each([
+		['invoice.paid', 'active', 'past_due'],
+		['invoice.payment_failed', 'past_due', 'active'],
+	] as const)('%s delivered again changes nothing the second time', async (type, first, later) => {
+		const { userId, customer } = await subscribedUser()
+		const id = subscriptionIdFor(customer)
+		const { stripe } = standIns
+		stripe.setSubscriptionStatus(id, first)
+		const event = stripe.makeEvent(type, stripe.makeInvoice(id, { paid: type === 'invoice.paid' }))
+		expect((await stripe.deliver(event)).status).toBe(200)
+		const applied = await status(userId)
+		expect(applied.status).toBe(first)
+		// The processor has moved on; the same event id again must not take effect a second time.
+		stripe.setSubscriptionStatus(id, later)
+		const seen = stripe.requests.length
+		const repeat = await stripe.deliver(event)
+		expect(repeat.status).toBe(200)
+		expect(JSON.parse(repeat.body)).toEqual({ received: true })
+		expect(await status(userId)).toEqual(applied)
+		expect(stripe.requests.slice(seen).filter((r) => r.path.startsWith('/v1/subscriptions'))).toEqual([])
+		// A new event (another id) about the same invoice does read the processor's state again.
+		expect((await stripe.deliver(stripe.makeEvent(type, event.data.object))).status).toBe(200)
+		expect((await status(userId)).status).toBe(later)
+	})
+
+	test('an invoice.paid delivered after a later failed payment does not bring back active: the processor decides', async () => {
+		const { userId, customer } = await subscribedUser()
+		const id = subscriptionIdFor(customer)
+		const { stripe } = standIns
+		stripe.setSubscriptionStatus(id, 'active')
+		const paidEarlier = stripe.makeEvent('invoice.paid', stripe.makeInvoice(id, { paid: true }), { created: 1_800_000_000 })
+		stripe.setSubscriptionStatus(id, 'past_due')
+		const failedLater = stripe.makeEvent('invoice.payment_failed', stripe.makeInvoice(id, { paid: false }), { created: 1_800_000_060 })
+		expect((await stripe.deliver(failedLater)).status).toBe(200)
+		expect((await status(userId)).status).toBe('past_due')
+		expect((await stripe.deliver(paidEarlier)).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ status: 'past_due', has_subscription: true })
 	})
 
 	test('invoice events refresh the subscription they belong to', async () => {

@@ -46,10 +46,12 @@ async function mailSince(before: number) {
 
 describe('POST /api/contact delivers the message', () => {
 	test('200 { success: true } and the email arrives with the contract headers and both parts', async () => {
-		const response = await contact(valid)
+		// A subject of its own: other tests send `valid` too, and their mail must not stand in for this one.
+		const subject = `Invoices ${crypto.randomUUID()}`
+		const response = await contact({ ...valid, subject })
 		expect(response.status).toBe(200)
 		expect(await response.json()).toEqual({ success: true })
-		const mail = await sink.waitForMessage((m) => m.subject === '[Contact] Invoices')
+		const mail = await sink.waitForMessage((m) => m.subject === `[Contact] ${subject}`)
 		expect(mail.to && 'text' in mail.to ? mail.to.text : '').toBe('support@callsheet.test')
 		expect(mail.from?.text).toBe('no-reply@callsheet.test')
 		expect(mail.replyTo?.value[0]).toMatchObject({ address: 'ada@example.com', name: 'Ada Lovelace' })

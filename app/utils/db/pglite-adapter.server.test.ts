@@ -70,7 +70,7 @@ describe('PGlite through our adapter wrapper', () => {
 })
 
 describe('migrations on the embedded database', () => {
-	test('a failing migration is reported as failed, and its changes are not kept', () => {
+	test('a failing migration is reported as failed, and its changes are not kept', async () => {
 		const project = path.join(tmp, 'failing')
 		fs.mkdirSync(path.join(project, 'migrations', '1_init'), { recursive: true })
 		fs.mkdirSync(path.join(project, 'migrations', '2_broken'), { recursive: true })
@@ -89,6 +89,17 @@ describe('migrations on the embedded database', () => {
 		const status = prisma(['migrate', 'status', '--schema', path.join(project, 'schema.prisma')], env)
 		expect(status.status).not.toBe(0)
 		expect(status.stdout + status.stderr).toMatch(/failed/i)
+
+		// The broken migration ran in a transaction: its first statement is gone with it.
+		const opened = await openEmbeddedDatabase(path.join(project, 'db'))
+		try {
+			const { rows } = await opened.pglite.query<{ half: string | null; init: string | null }>(
+				`SELECT to_regclass('"Half"')::text AS half, to_regclass('"User"')::text AS init`,
+			)
+			expect(rows).toEqual([{ half: null, init: '"User"' }])
+		} finally {
+			await opened.close()
+		}
 	})
 
 	test('migrate diff replays the migration history on a shadow database (multi-statement scripts)', () => {
