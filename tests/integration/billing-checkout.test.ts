@@ -252,7 +252,7 @@ describe('POST /api/billing/portal', () => {
 })
 
 describe('identity', () => {
-	test('concurrent first requests of a new user create one user row', async () => {
+	test('concurrent first requests of a new user all get their answer (no 500 from the race to create the row), and a checkout then finds that user', async () => {
 		const userId = newClerkUserId()
 		// The portal creates the user's row and answers 500 if that fails (status would fall back to
 		// a payload that looks like a new user's, so it could not tell).
