@@ -3,10 +3,14 @@ import path from 'node:path'
 
 export const SERVER_BUILD = 'build/server/index.js'
 
+// Not sources of the build: tests beside the code, and Prisma's client, which `npm install` generates
+// again (postinstall) into app/generated on every install.
+const NOT_BUILD_INPUT = /\.test\.[jt]sx?$/
+const GENERATED = path.join('app', 'generated')
+
 /**
- * The sources changed since the last build (files under app/ other than tests, vite.config.ts,
- * package-lock.json newer than build/server/index.js), relative to `projectRoot`; null when there is
- * no build at all. Tests beside the code (`*.test.*`) are not part of the build.
+ * The sources changed since the last build (files under app/, vite.config.ts, package-lock.json newer
+ * than build/server/index.js), relative to `projectRoot`; null when there is no build at all.
  *
  * @param {string} projectRoot
  * @returns {string[] | null}
@@ -21,11 +25,13 @@ export function sourcesNewerThanBuild(projectRoot) {
 	const walk = (dir) => {
 		for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
 			const full = path.join(dir, entry.name)
-			if (entry.isDirectory()) walk(full)
-			else if (!/\.test\.[jt]sx?$/.test(entry.name) && fs.statSync(full).mtimeMs > since) newer.push(path.relative(projectRoot, full))
+			if (entry.isDirectory()) {
+				if (path.relative(projectRoot, full) !== GENERATED) walk(full)
+			} else if (!NOT_BUILD_INPUT.test(entry.name) && fs.statSync(full).mtimeMs > since) newer.push(path.relative(projectRoot, full))
 		}
 	}
-	walk(path.join(projectRoot, 'app'))
+	// A deployment may ship the build without the sources.
+	if (fs.existsSync(path.join(projectRoot, 'app'))) walk(path.join(projectRoot, 'app'))
 	for (const file of ['vite.config.ts', 'package-lock.json']) {
 		const full = path.join(projectRoot, file)
 		if (fs.existsSync(full) && fs.statSync(full).mtimeMs > since) newer.push(file)

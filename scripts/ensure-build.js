@@ -1,11 +1,16 @@
 import { execSync } from 'node:child_process'
 import { sourcesNewerThanBuild } from './build-freshness.js'
 
-// `npm start` on a fresh clone has no build yet, and after a `git pull` an old one: build, so the
-// quick start stays two commands and an update is served as soon as the server restarts.
+// `npm start` (and the operator scripts) on a fresh clone have no build yet: make one, so the quick
+// start stays two commands. An existing build is never replaced here: a server may be serving it
+// (a build empties build/client under it), a production install may lack the build tools, and two
+// instances starting together would build over each other. An older one is said aloud instead.
 const newer = sourcesNewerThanBuild(process.cwd())
-if (newer === null || newer.length > 0) {
-	const why = newer === null ? 'No build found' : `The build is older than ${newer.length} source file(s) (${newer.slice(0, 3).join(', ')})`
-	console.log(`${why}: building (npm run build)…`)
+if (newer === null) {
+	console.log('No build found: building once (npm run build)…')
 	execSync('npm run build', { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } })
+} else if (newer.length > 0) {
+	console.warn(
+		`warning: the build is older than ${newer.length} source file(s) (${newer.slice(0, 3).join(', ')}): run npm run build, then restart, to serve them`,
+	)
 }

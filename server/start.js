@@ -14,7 +14,7 @@ process.env.NODE_ENV ??= 'production'
 
 // Configuration comes from the environment only (a deployment's, a container's); a newcomer who
 // copied .env.example to .env would otherwise wonder why nothing in it applies.
-if (fs.existsSync('.env')) {
+if (fs.existsSync('.env') && !process.execArgv.some((arg) => arg.startsWith('--env-file'))) {
 	console.warn(
 		'warning: .env is not read by npm start (only by npm run dev): set its variables in the environment, e.g. node --env-file=.env',
 	)

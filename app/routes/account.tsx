@@ -10,7 +10,7 @@ import { noticeInit, portalFromForm } from '#app/modules/billing/billing-page.se
 import { settleCheckoutReturn } from '#app/modules/billing/checkout-return.server.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
 import { requirePageUser } from '#app/utils/auth.server.ts'
-import { primaryEmail } from '#app/utils/identity.server.ts'
+import { displayedPrimaryEmail } from '#app/utils/identity.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
 import { readForm } from '#app/utils/forms.server.ts'
 import { refusalInit } from '#app/utils/http.server.ts'
@@ -49,10 +49,10 @@ export async function loader(args: LoaderFunctionArgs) {
 	const [overview, pending, email] = await Promise.all([
 		billingOverview(user.clerkId),
 		pendingDeletionRequest(user.id).catch(() => null),
-		primaryEmail(user.clerkId, { timeoutMs: EMAIL_LOOKUP_TIMEOUT_MS }),
+		displayedPrimaryEmail(user.clerkId, { timeoutMs: EMAIL_LOOKUP_TIMEOUT_MS }),
 	])
 	return json({
-		email: email.status === 'ok' ? email.email : null,
+		email,
 		returnedFromCheckout,
 		state: overview.state,
 		cancelAtPeriodEnd: overview.cancelAtPeriodEnd,

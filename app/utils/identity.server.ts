@@ -21,9 +21,48 @@ export async function primaryEmail(clerkId: string, { timeoutMs = LOOKUP_TIMEOUT
 		return { status: 'ok', email: primary?.emailAddress ?? null }
 	} catch (error) {
 		if ((error as { status?: number }).status === 404) return { status: 'unknown-user' }
-		console.error(`identity: looking up ${clerkId} failed: ${(error as Error).message}`)
+		noteFailedLookup(clerkId, (error as Error).message)
 		return { status: 'unavailable' }
 	} finally {
 		clearTimeout(timer)
 	}
+}
+
+const FAILURE_NOTE_INTERVAL_MS = 60_000
+let failuresNotedAt = 0
+let failures = 0
+
+/**
+ * Signed-in users cause these lookups (each account page view, each deletion filing): during an
+ * outage of the identity provider the log gets a note when it starts and then one a minute with a
+ * count, not a line per request.
+ */
+function noteFailedLookup(clerkId: string, message: string) {
+	failures++
+	const now = Date.now()
+	if (now - failuresNotedAt < FAILURE_NOTE_INTERVAL_MS) return
+	console.error(`identity: ${failures} lookup(s) failed since the last note (the last, of ${clerkId}: ${message})`)
+	failuresNotedAt = now
+	failures = 0
+}
+
+const EMAIL_KEPT_MS = 60_000
+const EMAILS_KEPT = 1_000
+const shownEmails = new Map<string, { email: string | null; until: number }>()
+
+/**
+ * The primary email for a page that shows it (the account page), kept for a minute per user: each
+ * view would otherwise spend a call of the identity provider's quota, which deletion filings need
+ * too. Filing never reads this: it asks the provider each time (a changed email must count at once).
+ */
+export async function displayedPrimaryEmail(clerkId: string, { timeoutMs }: { timeoutMs: number }): Promise<string | null> {
+	const now = Date.now()
+	const kept = shownEmails.get(clerkId)
+	if (kept && kept.until > now) return kept.email
+	const lookup = await primaryEmail(clerkId, { timeoutMs })
+	if (lookup.status !== 'ok') return null
+	shownEmails.delete(clerkId)
+	if (shownEmails.size >= EMAILS_KEPT) shownEmails.delete(shownEmails.keys().next().value!)
+	shownEmails.set(clerkId, { email: lookup.email, until: now + EMAIL_KEPT_MS })
+	return lookup.email
 }

@@ -11,7 +11,6 @@ import { createDatabase, freePort } from '../support/postgres.ts'
 import { projectRoot } from '../support/project.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 import { migrationNames } from '../../app/utils/db/migrate.server.ts'
-import { sourcesNewerThanBuild } from '../../scripts/build-freshness.js'
 
 // Connection-level failures a stopping server may cause: refused (no longer listening), or an idle
 // keep-alive connection closed before the request reached it.
@@ -97,9 +96,6 @@ describe('graceful shutdown', () => {
 
 describe('npm start, as operators run it', () => {
 	test('SIGTERM to npm reaches the server, which stops cleanly instead of being left running', async () => {
-		// npm start builds first when the sources are newer than the build, and a build replaces build/
-		// under every other test running: the suite runs on a current build (npm test makes one).
-		expect(sourcesNewerThanBuild(projectRoot), 'sources newer than the build: run npm run build').toEqual([])
 		const port = await freePort()
 		const npm = spawn('npm', ['start'], {
 			cwd: projectRoot,

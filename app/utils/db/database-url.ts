@@ -26,6 +26,10 @@ export function describeDatabase(target: DatabaseTarget, cwd = process.cwd()): s
 		const relative = path.relative(cwd, target.dataDir)
 		return `embedded (PGlite) in ${relative && !relative.startsWith('..') ? `./${relative}` : target.dataDir}`
 	}
-	const url = new URL(target.url)
+	const url = URL.canParse(target.url) ? new URL(target.url) : undefined
+	// A password with an unescaped `/` or `@` can end up in what a URL parser calls the host or the
+	// path (`postgres://app:2024/s3cret@db/x`): then nothing of it is shown.
+	const readable = url && /^\/[^/@:]*$/.test(url.pathname) && !url.hostname.includes('@')
+	if (!readable) return 'PostgreSQL (DATABASE_URL not shown: it does not read as user:password@host:port/database)'
 	return `PostgreSQL ${url.hostname || 'localhost'}:${url.port || 5432}${url.pathname}`
 }
