@@ -256,6 +256,32 @@ describe('rate limit: 5 per minute per client IP', () => {
 	})
 })
 
+describe('the SMTP conversation', () => {
+	test('credentials in SMTP_URL log in to the mail server, decoded', async () => {
+		const withLogin = new URL(sink.url)
+		withLogin.username = 'mailer%40callsheet.test'
+		withLogin.password = 'p%2Fss%3Aword'
+		const authed = await startApp({ DATABASE_URL: await freshDatabaseUrl(), SMTP_URL: withLogin.toString(), TRUST_PROXY: '1' })
+		try {
+			const subject = `Logged in ${crypto.randomUUID()}`
+			expect((await postJson(`${authed.url}/api/contact`, { ...valid, subject }, { 'X-Forwarded-For': uniqueIp() })).status).toBe(200)
+			const mail = await sink.waitForMessage((m) => m.subject === `[Contact] ${subject}`)
+			expect(mail.authUser).toBe('mailer@callsheet.test')
+		} finally {
+			await authed.stop()
+		}
+	})
+
+	test('connections the mail server closed between messages are replaced: the next message is sent', async () => {
+		expect((await contact(valid)).status).toBe(200)
+		sink.dropConnections()
+		const subject = `After the drop ${crypto.randomUUID()}`
+		const response = await contact({ ...valid, subject })
+		expect(response.status).toBe(200)
+		await sink.waitForMessage((m) => m.subject === `[Contact] ${subject}`)
+	})
+})
+
 describe('mail transport failures: 500 server-error, the app lets go of the server, and safe to retry', () => {
 	test('SMTP down → 500 server-error', async () => {
 		expectServerLog(/^contact: mail transport failed \(/)

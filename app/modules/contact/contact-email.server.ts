@@ -1,4 +1,4 @@
-import type Mail from 'nodemailer/lib/mailer'
+import type { MailContent } from '#app/utils/mail/prepared-message.server.ts'
 import type { ContactSubmission } from '#app/utils/validation/contact.ts'
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
@@ -12,7 +12,7 @@ export function oneLine(value: string) {
 	return value.replace(/[\r\n\u2028\u2029]+/g, ' ').trim()
 }
 
-export function contactEmail(submission: ContactSubmission, { to, from }: { to: string; from: string }): Mail.Options {
+export function contactEmail(submission: ContactSubmission, { to, from }: { to: string; from: string }): MailContent {
 	const name = oneLine(submission.name)
 	const subject = oneLine(submission.subject)
 	const rows: Array<[string, string]> = [

@@ -1,0 +1,129 @@
+import { simpleParser } from 'mailparser'
+import MailComposer from 'nodemailer/lib/mail-composer'
+import { afterEach, describe, expect, test, vi } from 'vitest'
+import { contactEmail } from '#app/modules/contact/contact-email.server.ts'
+import { type MailContent, prepareMessage } from './prepared-message.server.ts'
+
+// prepareMessage writes nodemailer's MIME tree itself instead of through nodemailer's streams. These
+// tests hold it to nodemailer's own output, byte for byte, for the messages the service sends.
+
+afterEach(() => {
+	vi.useRealTimers()
+})
+
+/** nodemailer's Mailer composing the same content, with the same date, Message-ID and boundary. */
+async function composedByNodemailer(content: MailContent, unique: string, messageId: string) {
+	return (await new MailComposer({ ...content, messageId, baseBoundary: unique }).compile().build()).toString('utf8')
+}
+
+async function expectSameAsNodemailer(content: MailContent) {
+	vi.useFakeTimers({ now: new Date('2026-11-24T10:20:30.456Z'), toFake: ['Date'] })
+	const prepared = prepareMessage(content)
+	const messageId = prepared.getHeader('Message-ID') as string
+	const unique = messageId.slice(1, messageId.indexOf('@'))
+	const ours = prepared.raw.toString('utf8')
+	expect(ours).toBe(await composedByNodemailer(content, unique, messageId))
+	return ours
+}
+
+const SENDERS = [
+	{ to: 'support@localhost', from: 'no-reply@localhost' },
+	{ to: 'Support <support@callsheet.app>', from: 'Callsheet <no-reply@callsheet.app>' },
+	{ to: '"Équipe, support" <support@callsheet.app>', from: 'Callsheet Ünïcode <no-reply@callsheet.app>' },
+]
+
+const SUBMISSIONS = [
+	{ name: 'Ada Lovelace', email: 'ada@example.com', subject: 'Invoices', message: 'Where are my invoices?' },
+	{ name: 'Åsa "the" O\'Brien \\ <x>', email: 'anna@xn--bcher-kva.de', subject: 'é🎞'.repeat(250), message: 'é🎞\n'.repeat(2500) },
+	{ name: 'A'.repeat(200), email: 'a@b.co', subject: 'S'.repeat(500), message: 'word '.repeat(1999) + 'end' },
+	{ name: '山田太郎', email: 'taro@example.jp', subject: 'Long Japanese message', message: 'こんにちは世界。'.repeat(1250) },
+	{ name: 'Dots', email: 'd@example.com', subject: 'dots', message: '.\n..\n.leading\r\nx\r\n.\r\nlast' },
+	{ name: 'Spaces', email: 's@example.com', subject: 'Spaces  inside', message: 'tail  \nand\ttab\t\nbare\rCR' },
+	{
+		name: 'Hi\r\nBcc: victim@example.com',
+		email: 'e@example.com',
+		subject: 'Hi\r\nX-Injected: yes',
+		message: '<script>alert(1)</script> & "quotes"',
+	},
+	{ name: 'x', email: 'x@example.com', subject: 'x', message: 'x\n'.repeat(5000) },
+]
+
+describe('a prepared message', () => {
+	test.each(
+		SUBMISSIONS.flatMap((submission) =>
+			SENDERS.map((sender) => [submission.subject.slice(0, 24), sender.from, submission, sender] as const),
+		),
+	)('is the message nodemailer writes: %s, from %s', async (_subject, _from, submission, sender) => {
+		await expectSameAsNodemailer(contactEmail(submission, sender))
+	})
+
+	test('is the message nodemailer writes, for 200 random submissions', async () => {
+		const alphabet = [
+			'a',
+			'Z',
+			'0',
+			' ',
+			'  ',
+			'\t',
+			'\n',
+			'\r\n',
+			'\r',
+			'.',
+			'=',
+			'-',
+			'_',
+			'é',
+			'ß',
+			'日本',
+			'🎞',
+			'\u00a0',
+			'<',
+			'&',
+			'"',
+		]
+		let seed = 7
+		const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
+		const text = (max: number) =>
+			Array.from({ length: 1 + Math.floor(random() * max) }, () => alphabet[Math.floor(random() * alphabet.length)])
+				.join('')
+				.trim() || 'x'
+		for (let i = 0; i < 200; i++) {
+			const submission = { name: text(40), email: 'fuzz@example.com', subject: text(120), message: text(3000) }
+			await expectSameAsNodemailer(contactEmail(submission, SENDERS[i % SENDERS.length]!))
+		}
+	})
+
+	test('reads back as the content it was given', async () => {
+		const content = contactEmail(SUBMISSIONS[1]!, SENDERS[2]!)
+		const prepared = prepareMessage(content)
+		const parsed = await simpleParser(prepared.raw)
+		expect(parsed.subject).toBe(content.subject)
+		expect(parsed.from?.value).toEqual([{ address: 'no-reply@callsheet.app', name: 'Callsheet Ünïcode' }])
+		expect(parsed.to && 'value' in parsed.to ? parsed.to.value : []).toEqual([
+			{ address: 'support@callsheet.app', name: 'Équipe, support' },
+		])
+		// mailparser shows the domain in Unicode; on the wire it stays in its ASCII form.
+		expect(parsed.replyTo?.value).toEqual([{ name: content.replyTo.name, address: 'anna@bücher.de' }])
+		expect(prepared.raw.toString()).toMatch(/^Reply-To: .*(\r\n .*)?<anna@xn--bcher-kva\.de>\r$/m)
+		expect(parsed.text).toBe(content.text)
+		expect(parsed.html).toBe(content.html)
+	})
+
+	test('has a Message-ID and a boundary of its own, on the sender domain, and an envelope from the addresses', () => {
+		const content = contactEmail(SUBMISSIONS[0]!, SENDERS[1]!)
+		const [first, second] = [prepareMessage(content), prepareMessage(content)]
+		expect(first.getHeader('Message-ID')).toMatch(/^<[0-9a-f]{32}@callsheet\.app>$/)
+		expect(first.getHeader('Message-ID')).not.toBe(second.getHeader('Message-ID'))
+		const boundaryOf = (raw: Buffer) => /boundary="([^"]+)"/.exec(raw.toString())?.[1]
+		expect(boundaryOf(first.raw)).toBeTruthy()
+		expect(boundaryOf(first.raw)).not.toBe(boundaryOf(second.raw))
+		expect(first.getEnvelope()).toEqual({ from: 'no-reply@callsheet.app', to: ['support@callsheet.app'] })
+	})
+
+	test('is read by nodemailer’s SMTP pool from a stream of its bytes', async () => {
+		const prepared = prepareMessage(contactEmail(SUBMISSIONS[0]!, SENDERS[0]!))
+		const chunks: Buffer[] = []
+		for await (const chunk of prepared.createReadStream()) chunks.push(chunk as Buffer)
+		expect(Buffer.concat(chunks).equals(prepared.raw)).toBe(true)
+	})
+})
