@@ -60,6 +60,8 @@ async function writeFileDurably(file: string, data: Buffer) {
  * callback)` with the mail's data and its MIME tree, the call nodemailer's own Mailer makes after it
  * has composed a message. The pool keeps its connections, retries a message a dropped connection
  * never started, and answers the server's refusals as before; only the composing is ours (0018).
+ * The pool reads `mail.data` (signal, dsn, requireTLSExtensionEnabled: none set here) and the
+ * message's headers, envelope and stream. nodemailer is pinned: check smtp-pool/ before updating.
  */
 function sendThroughPool(smtp: SMTPPool, message: PreparedMessage) {
 	const mail = { data: {}, message } as unknown as MailMessage<SMTPPool.SentMessageInfo>
