@@ -4,5 +4,5 @@
  * which would otherwise surface as a 500 instead of "not found".
  */
 export function looksLikeUuid(value: unknown): value is string {
-	return typeof value === 'string' && /^[0-9a-f-]{36}$/i.test(value)
+	return typeof value === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)
 }

@@ -132,6 +132,23 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stopped and re
 	})
 })
 
+/** An app whose PostgreSQL is reached through a proxy a test can freeze; `directUrl` goes around it. */
+async function startAppBehindProxy() {
+	const directUrl = await freshDatabaseUrl()
+	const throughProxy = new URL(directUrl)
+	const proxy = await startTcpProxy({ host: throughProxy.hostname, port: Number(throughProxy.port) })
+	throughProxy.port = String(proxy.port)
+	const standIns = await startStandIns()
+	const app = await startApp({ DATABASE_URL: throughProxy.toString(), ...standIns.env })
+	return { proxy, standIns, app, directUrl }
+}
+
+async function stopAll(app: RunningApp | undefined, standIns: StandIns | undefined, proxy: TcpProxy | undefined) {
+	await app?.stop()
+	await standIns?.close()
+	await proxy?.close()
+}
+
 // The database stops answering without closing anything (a partitioned network, a frozen host): each
 // request must still end, with the contract's fallback or "safe to retry" error, and not hold its
 // client until the operating system gives up on the socket many minutes later.
@@ -141,17 +158,9 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stops answerin
 	let app: RunningApp
 
 	beforeAll(async () => {
-		const databaseUrl = new URL(await freshDatabaseUrl())
-		proxy = await startTcpProxy({ host: databaseUrl.hostname, port: Number(databaseUrl.port) })
-		databaseUrl.port = String(proxy.port)
-		standIns = await startStandIns()
-		app = await startApp({ DATABASE_URL: databaseUrl.toString(), ...standIns.env })
+		;({ proxy, standIns, app } = await startAppBehindProxy())
 	})
-	afterAll(async () => {
-		await app?.stop()
-		await standIns?.close()
-		await proxy?.close()
-	})
+	afterAll(() => stopAll(app, standIns, proxy))
 
 	test('requests end with the status fallback or a retryable error, and the app recovers when it answers again', async () => {
 		expectServerLog(
@@ -189,5 +198,87 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stops answerin
 		const retried = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${id}@example.com` }, headers)
 		expect(retried.status).toBe(200)
 		expect(await retried.json()).toMatchObject({ saved: true })
+	})
+})
+
+// A billing webhook that arrives while the database stops answering: the answer must make the
+// processor retry (nothing was stored), and its redelivery of the same event once the database answers
+// again must store the subscription, once (contract.md §2 "Webhook").
+describe.runIf(inject('databaseKind') === 'postgres')('A billing webhook while PostgreSQL stops answering', () => {
+	let proxy: TcpProxy
+	let standIns: StandIns
+	let app: RunningApp
+	let databaseUrl: string
+
+	beforeAll(async () => {
+		;({ proxy, standIns, app, directUrl: databaseUrl } = await startAppBehindProxy())
+	})
+	afterAll(() => stopAll(app, standIns, proxy))
+
+	test('is answered 500 server-error and stores nothing; redelivered after recovery it is 200 and stored exactly once', async () => {
+		expectServerLog(
+			/^billing: webhook evt_\S+ \(customer\.subscription\.created\) failed; the processor will retry: /,
+			/^database: idle connection error: /,
+			/^billing: status for \S+ fell back to free\/none: /,
+		)
+		const clerkId = newClerkUserId()
+		const headers = sessionHeaders(standIns.clerk, clerkId)
+		const status = async () => (await fetch(`${app.url}/api/billing/status`, { headers })).json()
+		const opened = await postJson(`${app.url}/api/billing/checkout`, { plan: 'team' }, headers)
+		expect(opened.status).toBe(200)
+		// Paid at the processor; its event has not reached the app yet.
+		const { url } = await opened.json()
+		const { subscription } = standIns.stripe.store.completeCheckout(url.split('/').pop())
+		const customer = String(subscription.customer)
+		const lookupKey = (subscription.items as { data: { price: { lookup_key: string } }[] }).data[0]!.price.lookup_key
+		expect({ plan: lookupKey.split('_')[0], status: subscription.status }).toEqual({ plan: 'team', status: 'trialing' })
+		expect(await status()).toMatchObject({ plan: 'free', status: 'none', processor_customer_id: customer, has_subscription: false })
+
+		// The processor's delivery: the same event (same id, same bytes), signed anew each time.
+		const event = standIns.stripe.makeEvent('customer.subscription.created', subscription)
+		const deliver = async () => {
+			const { payload, header } = standIns.stripe.signEvent(event)
+			const response = await fetch(`${app.url}/api/billing/webhook`, {
+				method: 'POST',
+				headers: { 'Content-Type': 'application/json', 'Stripe-Signature': header },
+				body: payload,
+			})
+			return { status: response.status, body: await response.json() }
+		}
+		// What is stored, read beside the app (not through the proxy it reaches the database by).
+		const stored = () =>
+			withDatabase(databaseUrl, async (prisma) => ({
+				events: await prisma.webhookEvent.count({ where: { id: event.id } }),
+				subscriptions: await prisma.subscription.count({ where: { user: { clerkId } } }),
+			}))
+
+		proxy.freeze()
+		const refused = await within(deliver(), 30_000, 'the webhook answer while the database hangs')
+		// 500 server-error: the processor retries it; and nothing was recorded, so the retry is not a "duplicate".
+		expect(refused).toEqual({ status: 500, body: { error: expect.any(String), code: 'server-error' } })
+		expect(await stored()).toEqual({ events: 0, subscriptions: 0 })
+
+		proxy.thaw()
+		const deadline = Date.now() + 20_000
+		let state = await status()
+		while (state.processor_customer_id === null && Date.now() < deadline) {
+			await new Promise((resolve) => setTimeout(resolve, 250))
+			state = await status()
+		}
+		expect(state.processor_customer_id).toBe(customer)
+
+		expect(await deliver()).toEqual({ status: 200, body: { received: true } })
+		expect(await status()).toEqual({
+			plan: 'team',
+			status: 'trialing',
+			credits_daily: expect.any(Number),
+			current_period_end: expect.any(String),
+			processor_customer_id: customer,
+			has_subscription: true,
+		})
+		expect(await stored()).toEqual({ events: 1, subscriptions: 1 })
+		// A further redelivery (the processor may send it twice) changes nothing.
+		expect(await deliver()).toEqual({ status: 200, body: { received: true } })
+		expect(await stored()).toEqual({ events: 1, subscriptions: 1 })
 	})
 })

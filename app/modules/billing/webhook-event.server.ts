@@ -4,13 +4,20 @@ import { z } from 'zod'
 // the bytes, not that they hold an event we can use: a signed body that is not an event is the
 // sender's fault (400 bad-body), never a 500 the processor would retry for days.
 
-const idOrExpanded = z.union([z.string().min(1), z.object({ id: z.string().min(1) })]).nullish()
+// The ids go into the database (text: no NUL) and the subscription id into the processor's URL path,
+// so they are held to the processor's own alphabet: an id of `..`, a lone surrogate or a NUL byte
+// failed there on every retry, a 500 for ever (found by the signed-payload fuzz test).
+const processorId = z.string().regex(/^[A-Za-z0-9_]{1,255}$/)
+const eventId = z.string().regex(/^[\x21-\x7e]{1,255}$/)
+const eventType = z.string().regex(/^[a-z0-9_.]{1,100}$/)
+
+const idOrExpanded = z.union([processorId, z.object({ id: processorId })]).nullish()
 const idOf = (value: z.infer<typeof idOrExpanded>) => (typeof value === 'string' ? value : (value?.id ?? undefined))
 
-const envelope = z.object({ id: z.string().min(1), type: z.string().min(1), data: z.object({ object: z.looseObject({}) }) })
+const envelope = z.object({ id: eventId, type: eventType, data: z.object({ object: z.looseObject({}) }) })
 
 const checkoutSession = z.object({ subscription: idOrExpanded, client_reference_id: z.string().nullish() })
-const subscription = z.object({ id: z.string().min(1) })
+const subscription = z.object({ id: processorId })
 const invoice = z.object({ parent: z.object({ subscription_details: z.object({ subscription: idOrExpanded }).nullish() }).nullish() })
 
 /** The subscription an event is about, and the user it names, for the kinds the webhook handles. */
