@@ -27,6 +27,14 @@ const periodEndOf = (subscription: StripeObject) =>
 // The webhook: who may call it, what it accepts, and how events take effect (once, newest wins).
 serveBillingApp()
 
+/** Reads the database beside the app (on the embedded one the app restarts: the processor is told its new address). */
+async function stored<T>(work: Parameters<typeof readStored<T>>[2]): Promise<T> {
+	const read = await readStored(app, appEnv, work)
+	replaceApp(read.app)
+	standIns.stripe.setWebhookUrl(`${app.url}/api/billing/webhook`)
+	return read.value
+}
+
 describe('POST /api/billing/webhook', () => {
 	const webhook = (payload: string, header?: string) =>
 		fetch(`${app.url}/api/billing/webhook`, {
@@ -311,6 +319,38 @@ describe('POST /api/billing/webhook', () => {
 		expect((await status(userId)).status).toBe('past_due')
 	})
 
+	test('a failure after the ledger entry rolls the whole event back: 500, nothing recorded, and the redelivery applies it once', async () => {
+		expectServerLog(/^billing: webhook \S+ \(\S+\) failed; the processor will retry: .*subscription writes refused/)
+		const { userId, customer } = await subscribedUser()
+		const event = standIns.stripe.makeEvent(
+			'customer.subscription.updated',
+			standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'past_due'),
+		)
+		// The database refuses the effect's write, inside the transaction that already holds the ledger row.
+		const sql = (statements: string[]) =>
+			stored(async (prisma) => {
+				for (const statement of statements) await prisma.$executeRawUnsafe(statement)
+			})
+		await sql([
+			`CREATE FUNCTION refuse_subscription_writes() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'subscription writes refused'; END $$`,
+			`CREATE TRIGGER refuse_subscription_writes BEFORE INSERT OR UPDATE ON "Subscription" FOR EACH ROW EXECUTE FUNCTION refuse_subscription_writes()`,
+		])
+		try {
+			const failed = await standIns.stripe.deliver(event)
+			expect(failed.status).toBe(500)
+			expect(JSON.parse(failed.body)).toEqual({ error: expect.any(String), code: 'server-error' })
+			expect((await status(userId)).status).toBe('trialing')
+		} finally {
+			await sql([`DROP TRIGGER refuse_subscription_writes ON "Subscription"`, `DROP FUNCTION refuse_subscription_writes()`])
+		}
+		// The ledger row went with the failed effect, so the processor's retry is not taken for a duplicate.
+		const ledgerRows = () => stored((prisma) => prisma.webhookEvent.count({ where: { id: event.id } }))
+		expect(await ledgerRows()).toBe(0)
+		expect((await standIns.stripe.deliver(event)).status).toBe(200)
+		expect((await status(userId)).status).toBe('past_due')
+		expect(await ledgerRows()).toBe(1)
+	})
+
 	test('the same event 10 times at once takes effect once', async () => {
 		const { userId, customer } = await subscribedUser()
 		const subscriptionId = subscriptionIdFor(customer)
@@ -323,10 +363,8 @@ describe('POST /api/billing/webhook', () => {
 		expect((await status(userId)).status).toBe('past_due')
 		// Applying the event is idempotent by itself (the state is read fresh from the processor), so what
 		// shows "once" is the ledger: one entry for the event id…
-		const read = await readStored(app, appEnv, (prisma) => prisma.webhookEvent.findMany({ where: { id: event.id } }))
-		replaceApp(read.app)
-		standIns.stripe.setWebhookUrl(`${app.url}/api/billing/webhook`)
-		expect(read.value.map((row) => row.type)).toEqual(['customer.subscription.updated'])
+		const ledger = await stored((prisma) => prisma.webhookEvent.findMany({ where: { id: event.id } }))
+		expect(ledger.map((row) => row.type)).toEqual(['customer.subscription.updated'])
 		// …and a further delivery is known as done before the processor is asked again.
 		const before = standIns.stripe.requests.length
 		expect((await standIns.stripe.deliver(event)).status).toBe(200)
