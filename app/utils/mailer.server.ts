@@ -38,7 +38,9 @@ function smtpPool(smtpUrl: string): SMTPPool {
  * hidden temporary name, flushed, then renamed, so a crash leaves either no .eml or a complete one.
  */
 async function writeFileDurably(file: string, data: Buffer) {
-	const temporary = path.join(path.dirname(file), `.${path.basename(file)}.tmp`)
+	// Its own temporary name: two requests writing the same message (a retry racing the first try)
+	// each rename a whole file into place.
+	const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${crypto.randomUUID()}.tmp`)
 	const handle = await fs.open(temporary, 'w')
 	try {
 		await handle.writeFile(data)
@@ -85,7 +87,9 @@ export async function sendMail(content: MailContent): Promise<SendResult> {
 		return { delivered: 'smtp', messageId: info.messageId }
 	}
 	await fs.mkdir(OUTBOX_DIR, { recursive: true })
-	const file = path.join(OUTBOX_DIR, `${new Date().toISOString().replace(/[:.]/g, '-')}-${crypto.randomUUID()}.eml`)
+	// Named by day and Message-ID: a retried message (same Message-ID, 0019) replaces its first copy.
+	const messageId = /^<([^@>]+)@/.exec(message.messageId())?.[1] ?? crypto.randomUUID()
+	const file = path.join(OUTBOX_DIR, `${new Date().toISOString().slice(0, 10)}-${messageId}.eml`)
 	await writeFileDurably(file, message.raw)
 	console.log(`mail: SMTP_URL is not set; message written to ${file}`)
 	return { delivered: 'outbox', file }

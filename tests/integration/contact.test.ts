@@ -315,6 +315,26 @@ describe('mail transport failures: 500 server-error, the app lets go of the serv
 		sink.setMode('ok')
 		for (let i = 0; i < 5; i++) expect((await contact(valid, ip)).status).toBe(200)
 	})
+
+	test('a message the mail server kept but never confirmed → 500; the retry carries the same Message-ID, so the inbox keeps one copy', async () => {
+		expectServerLog(/^contact: mail transport failed \(/)
+		const submission = { ...valid, subject: `Unconfirmed ${crypto.randomUUID()}` }
+		const ip = uniqueIp()
+		sink.setMode('drop-after-data')
+		const first = await contact(submission, ip)
+		expect(first.status).toBe(500)
+		expect(await first.json()).toMatchObject({ code: 'server-error' })
+		sink.setMode('ok')
+		expect((await contact(submission, ip)).status).toBe(200)
+		expect((await contact({ ...submission, message: 'Something else entirely' }, ip)).status).toBe(200)
+
+		const arrived = sink.messages.filter((m) => m.subject === `[Contact] ${submission.subject}`)
+		expect(arrived.map((m) => m.text?.includes(valid.message))).toEqual([true, true, false])
+		const [kept, retried, other] = arrived.map((m) => m.messageId)
+		expect(kept).toMatch(/^<[0-9a-f]{32}@callsheet\.test>$/)
+		expect(retried).toBe(kept)
+		expect(other).not.toBe(kept)
+	})
 })
 
 describe('the /contact page', () => {
@@ -461,6 +481,12 @@ describe('without SMTP_URL (development)', () => {
 			expect(eml).toContain('Where are my invoices?')
 			expect(eml.trimEnd()).toMatch(/--$/) // the last MIME boundary: the message is whole
 			expect(files.filter((name) => name.endsWith('.tmp'))).toEqual([])
+			// Named by its Message-ID: the same message sent again (a retry) replaces it, not a second file.
+			const messageId = /^Message-ID: <([0-9a-f]{32})@localhost>\r?$/m.exec(eml)?.[1]
+			expect(kept).toBe(`${new Date().toISOString().slice(0, 10)}-${messageId}.eml`)
+			expect((await postJson(`${local.url}/api/contact`, { ...valid, subject })).status).toBe(200)
+			const copies = fs.readdirSync(outbox).filter((name) => fs.readFileSync(path.join(outbox, name), 'utf8').includes(subject))
+			expect(copies).toEqual([kept])
 		} finally {
 			await local.stop()
 			if (kept) fs.rmSync(path.join(outbox, kept))

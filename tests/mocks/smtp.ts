@@ -6,9 +6,11 @@ import { SMTPServer, type SMTPServerOptions } from 'smtp-server'
 
 /**
  * `reject` answers 550 after DATA (nodemailer: EMESSAGE); `reject-rcpt` refuses recipients
- * (EENVELOPE); `hang` never sends the greeting; `hang-data` never answers the end of DATA.
+ * (EENVELOPE); `hang` never sends the greeting; `hang-data` never answers the end of DATA;
+ * `drop-after-data` keeps the message (it is in `messages`) and cuts the connection instead of
+ * answering the end of DATA: the client cannot know whether the message was delivered.
  */
-export type SmtpMode = 'ok' | 'reject' | 'reject-rcpt' | 'hang' | 'hang-data'
+export type SmtpMode = 'ok' | 'reject' | 'reject-rcpt' | 'hang' | 'hang-data' | 'drop-after-data'
 
 export type CapturedMail = ParsedMail & {
 	/** The message source exactly as received. */
@@ -98,6 +100,7 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 						})
 						messages.push(mail)
 						for (const waiter of waiters) waiter(mail)
+						if (mode === 'drop-after-data') return dropSession(session.remotePort)
 						callback()
 					},
 					(error: unknown) => callback(smtpError(`Unparseable message: ${String(error)}`, 554)),
@@ -108,6 +111,9 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 	const server = new SMTPServer(options)
 	// Hung sessions (modes `hang`, `hang-data`) would otherwise keep close() waiting.
 	const { port, sockets } = await listenOnLoopback(server, server.server)
+	const dropSession = (clientPort: number) => {
+		for (const socket of sockets) if (socket.remotePort === clientPort) socket.destroy()
+	}
 
 	let closing: Promise<void> | undefined
 	return {

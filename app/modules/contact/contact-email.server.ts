@@ -12,6 +12,16 @@ export function oneLine(value: string) {
 	return value.replace(/[\r\n\u2028\u2029]+/g, ' ').trim()
 }
 
+/**
+ * The same submission on the same day (UTC) is the same message: a visitor who retries after a 500
+ * resends the same fields, and the mail server may already hold the first attempt (a confirmation
+ * lost after the message was sent). One Message-ID for both lets the inbox keep one copy (0019).
+ */
+export function contactRetryKey(submission: ContactSubmission, now = new Date()) {
+	const day = now.toISOString().slice(0, 10)
+	return JSON.stringify(['contact', day, submission.name, submission.email, submission.subject, submission.message])
+}
+
 export function contactEmail(submission: ContactSubmission, { to, from }: { to: string; from: string }): MailContent {
 	const name = oneLine(submission.name)
 	const subject = oneLine(submission.subject)
@@ -33,5 +43,6 @@ export function contactEmail(submission: ContactSubmission, { to, from }: { to: 
 		subject: `[Contact] ${subject}`,
 		text,
 		html,
+		retryKey: contactRetryKey(submission),
 	}
 }

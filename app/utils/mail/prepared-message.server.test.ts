@@ -1,7 +1,7 @@
 import { simpleParser } from 'mailparser'
 import MailComposer from 'nodemailer/lib/mail-composer'
 import { afterEach, describe, expect, test, vi } from 'vitest'
-import { contactEmail } from '#app/modules/contact/contact-email.server.ts'
+import { contactEmail, contactRetryKey } from '#app/modules/contact/contact-email.server.ts'
 import { type MailContent, prepareMessage } from './prepared-message.server.ts'
 
 // prepareMessage writes nodemailer's MIME tree itself instead of through nodemailer's streams. These
@@ -20,8 +20,7 @@ async function expectSameAsNodemailer(content: MailContent) {
 	vi.useFakeTimers({ now: new Date('2026-11-24T10:20:30.456Z'), toFake: ['Date'] })
 	const prepared = prepareMessage(content)
 	const messageId = prepared.getHeader('Message-ID') as string
-	const unique = messageId.slice(1, messageId.indexOf('@'))
-	expect(prepared.raw.toString('utf8')).toBe(await composedByNodemailer(content, unique, messageId))
+	expect(prepared.raw.toString('utf8')).toBe(await composedByNodemailer(content, prepared.baseBoundary, messageId))
 }
 
 const SENDERS = [
@@ -45,6 +44,31 @@ const SUBMISSIONS = [
 	},
 	{ name: 'x', email: 'x@example.com', subject: 'x', message: 'x\n'.repeat(5000) },
 ]
+
+describe('the retry key of a contact message', () => {
+	const submission = SUBMISSIONS[0]!
+	const at = (iso: string) => contactRetryKey(submission, new Date(iso))
+
+	test('is the same for the same fields on the same day (UTC), whatever the time', () => {
+		expect(at('2026-11-24T00:00:00.000Z')).toBe(at('2026-11-24T23:59:59.999Z'))
+		expect(contactEmail(submission, SENDERS[0]!).retryKey).toBe(contactRetryKey(submission))
+	})
+
+	test('differs on another day and when any field differs', () => {
+		const keys = [
+			at('2026-11-24T12:00:00.000Z'),
+			at('2026-11-25T12:00:00.000Z'),
+			...(['name', 'email', 'subject', 'message'] as const).map((field) =>
+				contactRetryKey({ ...submission, [field]: `${submission[field]}!` }, new Date('2026-11-24T12:00:00.000Z')),
+			),
+		]
+		expect(new Set(keys).size).toBe(keys.length)
+		// Fields are kept apart: text moved from one field into the next is another message.
+		expect(contactRetryKey({ ...submission, name: 'Ada', subject: 'Lovelace' })).not.toBe(
+			contactRetryKey({ ...submission, name: 'Ada Love', subject: 'lace' }),
+		)
+	})
+})
 
 describe('a prepared message', () => {
 	test.each(
@@ -119,8 +143,8 @@ describe('a prepared message', () => {
 		await expectSameAsNodemailer(content)
 	})
 
-	test('has a Message-ID and a boundary of its own, on the sender domain, and an envelope from the addresses', () => {
-		const content = contactEmail(SUBMISSIONS[0]!, SENDERS[1]!)
+	test('without a retry key: a Message-ID and a boundary of its own, on the sender domain, and an envelope from the addresses', () => {
+		const { retryKey: _none, ...content } = contactEmail(SUBMISSIONS[0]!, SENDERS[1]!)
 		const [first, second] = [prepareMessage(content), prepareMessage(content)]
 		expect(first.getHeader('Message-ID')).toMatch(/^<[0-9a-f]{32}@callsheet\.app>$/)
 		expect(first.getHeader('Message-ID')).not.toBe(second.getHeader('Message-ID'))
@@ -128,6 +152,15 @@ describe('a prepared message', () => {
 		expect(boundaryOf(first.raw)).toBeTruthy()
 		expect(boundaryOf(first.raw)).not.toBe(boundaryOf(second.raw))
 		expect(first.getEnvelope()).toEqual({ from: 'no-reply@callsheet.app', to: ['support@callsheet.app'] })
+	})
+
+	test('with a retry key: the Message-ID comes from the key, the boundary is still its own', () => {
+		const content = contactEmail(SUBMISSIONS[0]!, SENDERS[1]!)
+		const [first, second] = [prepareMessage(content), prepareMessage(content)]
+		expect(first.getHeader('Message-ID')).toMatch(/^<[0-9a-f]{32}@callsheet\.app>$/)
+		expect(second.getHeader('Message-ID')).toBe(first.getHeader('Message-ID'))
+		expect(prepareMessage({ ...content, retryKey: `${content.retryKey} ` }).getHeader('Message-ID')).not.toBe(first.getHeader('Message-ID'))
+		expect(second.baseBoundary).not.toBe(first.baseBoundary)
 	})
 
 	test('is read by nodemailer’s SMTP pool from a stream of its bytes', async () => {

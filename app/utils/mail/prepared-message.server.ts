@@ -12,6 +12,12 @@ export type MailContent = {
 	subject: string
 	text: string
 	html: string
+	/**
+	 * What makes this the same message when it is sent again. The Message-ID is derived from it, so a
+	 * retry after a lost confirmation carries the first attempt's Message-ID and the inbox keeps one
+	 * copy (docs/decisions/0019). Without it, every message gets a Message-ID of its own.
+	 */
+	retryKey?: string
 }
 
 /**
@@ -49,11 +55,16 @@ export function prepareMessage(content: MailContent): PreparedMessage {
 	root.setHeader('Reply-To', content.replyTo)
 	root.setHeader('Subject', content.subject)
 	const senderDomain = (root.getEnvelope().from || 'localhost').split('@').pop()
-	root.setHeader('Message-ID', `<${unique}@${senderDomain}>`)
+	root.setHeader('Message-ID', `<${content.retryKey ? sameOnRetry(content.retryKey) : unique}@${senderDomain}>`)
 	root.createChild('text/plain; charset=utf-8', { baseBoundary: unique }).setContent(content.text)
 	root.createChild('text/html; charset=utf-8', { baseBoundary: unique }).setContent(content.html)
 	root.raw = Buffer.from(written(root), 'utf8')
 	return root
+}
+
+/** 128 bits of a SHA-256 of the key: as unique as the random Message-ID, and the same for the same key. */
+function sameOnRetry(retryKey: string): string {
+	return crypto.createHash('sha256').update(retryKey).digest('hex').slice(0, 32)
 }
 
 /** The node as nodemailer's MimeNode#createReadStream writes it, for nodes whose content is text. */
