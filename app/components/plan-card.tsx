@@ -10,6 +10,8 @@ type Props = {
 	currentIn: Interval | null
 	/** A subscriber manages their plan in the portal instead of subscribing again. */
 	subscribed: boolean
+	/** False while the user's account is due to be deleted: no new subscription is offered. */
+	startable: boolean
 	busy: boolean
 	/** Where the plan's form posts (the pricing page, keeping its period). */
 	action: string
@@ -22,7 +24,7 @@ export function priceLabel(plan: PlanDetails, interval: Interval) {
 
 const BILLED: Record<Interval, string> = { month: 'monthly', year: 'yearly' }
 
-export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, busy, action }: Props) {
+export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, startable, busy, action }: Props) {
 	const headingId = `plan-${plan.id}`
 	const trial = trialOffered && plan.trialDays > 0
 	const billed = BILLED[interval]
@@ -55,6 +57,8 @@ export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, 
 				) : (
 					<p className="plan__action field__hint">Switch plans with Manage billing, above.</p>
 				)
+			) : !startable ? (
+				<p className="plan__action field__hint">Not available while your account is due to be deleted.</p>
 			) : (
 				<Form method="post" action={action}>
 					<input type="hidden" name="intent" value="checkout" />

@@ -3,6 +3,8 @@ import { useActionData, useLoaderData } from '@remix-run/react'
 import { AlertNotice } from '#app/components/alert-notice.tsx'
 import { ManageBillingButton } from '#app/components/manage-billing-button.tsx'
 import { PlanCard } from '#app/components/plan-card.tsx'
+import { formatDate } from '#app/components/billing-summary.tsx'
+import { pendingDeletionRequestOf } from '#app/modules/account-deletion/deletion.server.ts'
 import { checkoutFromForm, noticeInit, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
 import { PLAN_TABLE, PLANS, type Interval } from '#app/modules/billing/plans.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
@@ -30,7 +32,9 @@ function intervalOf(value: string | null): Interval {
 export async function loader(args: LoaderFunctionArgs) {
 	const url = new URL(args.request.url)
 	const clerkId = await pageUserId(args)
-	const overview = clerkId ? await billingOverview(clerkId) : null
+	const [overview, pendingDeletion] = clerkId
+		? await Promise.all([billingOverview(clerkId), pendingDeletionRequestOf(clerkId).catch(() => null)])
+		: [null, null]
 	// The plan and the period it is billed in: the same plan in the other period is not what they have.
 	const current = overview?.state.has_subscription && overview.interval ? { plan: overview.state.plan, interval: overview.interval } : null
 	const asked = url.searchParams.get('interval')
@@ -43,6 +47,8 @@ export async function loader(args: LoaderFunctionArgs) {
 		planUnavailable: overview?.unavailable ?? false,
 		// Signed-out visitors see the trial they would get; signed-in users only if they still can.
 		trialOffered: overview ? overview.trialEligible : true,
+		// Checkout refuses then too (checkout.server.ts); the page says so before the click.
+		deletionRequestedOn: pendingDeletion ? pendingDeletion.submittedAt.toISOString() : null,
 		refused: answersRefusal(args.context),
 	})
 }
@@ -64,7 +70,7 @@ export async function action(args: ActionFunctionArgs) {
 }
 
 export default function PricingPage() {
-	const { interval, canceled, current, planUnavailable, trialOffered, signedIn } = useLoaderData<typeof loader>()
+	const { interval, canceled, current, planUnavailable, trialOffered, signedIn, deletionRequestedOn } = useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const submitting = usePendingSubmission()?.get('intent')
 	// One checkout at a time: every billing button waits while one is on its way to the processor.
@@ -89,6 +95,12 @@ export default function PricingPage() {
 				<p className="notice notice--error" role="status">
 					We could not load your current plan just now, so the plans below do not show it. If you already subscribe, manage your plan from
 					your account once this page shows it again.
+				</p>
+			) : null}
+			{deletionRequestedOn ? (
+				<p className="notice">
+					{`You asked for your account to be deleted on ${formatDate(deletionRequestedOn)}, so new plans cannot be started. `}
+					To keep your account, <a href="/contact">write to us</a>.
 				</p>
 			) : null}
 			{data?.notice ? (
@@ -123,6 +135,7 @@ export default function PricingPage() {
 						trialOffered={trialOffered}
 						currentIn={current?.plan === id ? current.interval : null}
 						subscribed={current !== null}
+						startable={deletionRequestedOn === null}
 						busy={busy}
 						action={formAction}
 					/>

@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
 	'no-customer': 404,
 	'method-not-allowed': 405,
 	'already-subscribed': 409,
+	'deletion-pending': 409,
 	'payload-too-large': 413,
 	'rate-limited': 429,
 	'server-error': 500,
@@ -33,6 +34,8 @@ const DEFAULT_MESSAGE: Record<ErrorCode, string> = {
 	'no-customer': 'There is no billing account for this user yet.',
 	'method-not-allowed': 'This method is not allowed here.',
 	'already-subscribed': 'You already have a subscription; change plans from the billing portal.',
+	'deletion-pending':
+		'Your account has a pending deletion request, so a subscription cannot be started. Contact support to keep the account.',
 	'payload-too-large': 'The request body is larger than 64 KiB.',
 	'rate-limited': 'Too many requests. Please wait and try again.',
 	'server-error': 'Something went wrong on our side. It is safe to try again.',

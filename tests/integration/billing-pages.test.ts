@@ -66,6 +66,39 @@ describe('without processor keys', () => {
 	})
 })
 
+describe('a user who asked for the account to be deleted', () => {
+	test('is offered no plan on /pricing, and checkout answers 409 deletion-pending from the API and the page, opening nothing', async () => {
+		const userId = newClerkUserId()
+		standIns.clerkApi.setUser({ id: userId, email: 'leaving@example.com' })
+		const pricing = async () => (await fetch(`${app.url}/pricing`, { headers: auth(userId) })).text()
+		const checkoutForm = 'name="intent" value="checkout"'
+		expect(await pricing()).toContain(checkoutForm)
+
+		const filed = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: 'leaving@example.com' }, auth(userId))
+		expect(filed.status).toBe(200)
+		const html = await pricing()
+		expect(html).toMatch(/You asked for your account to be deleted on \d+ \w+ \d{4}, so new plans cannot be started\./)
+		expect(html).not.toContain(checkoutForm)
+		expect(html.match(/Not available while your account is due to be deleted\./g)).toHaveLength(6)
+
+		const sessionsBefore = standIns.stripe.store.all('checkout.session').length
+		const response = await postJson(`${app.url}/api/billing/checkout`, { plan: 'solo' }, auth(userId))
+		expect(response.status).toBe(409)
+		expect(await response.json()).toEqual({ error: expect.any(String), code: 'deletion-pending' })
+		const fromPage = await postForm(
+			`${app.url}/pricing?interval=month`,
+			{ intent: 'checkout', plan: 'team', interval: 'month' },
+			{
+				...auth(userId),
+				Origin: app.url,
+			},
+		)
+		expect(fromPage.status).toBe(409)
+		expect(await fromPage.text()).toContain('You asked for your account to be deleted, so a plan cannot be started. Nothing was charged.')
+		expect(standIns.stripe.store.all('checkout.session')).toHaveLength(sessionsBefore)
+	})
+})
+
 describe('the pricing page without processor keys', () => {
 	test('a plan button answers 503 with reassurance and somewhere to turn, not jargon', async () => {
 		const { STRIPE_SECRET_KEY: _s, STRIPE_WEBHOOK_SECRET: _w, ...env } = standIns.env

@@ -53,6 +53,31 @@ export async function pendingDeletionRequest(userId: string): Promise<PendingFil
 	return pending ?? null
 }
 
+const PENDING_REQUEST_BY_CLERK_ID = {
+	name: 'pending_deletion_request_by_clerk_id',
+	text: `SELECT d."id" AS "requestId", d."submittedAt" FROM "DeletionRequest" d JOIN "User" u ON u."id" = d."userId"
+		WHERE u."clerkId" = $1 AND d."status" = 'pending' LIMIT 1`,
+}
+
+/** The pending request of a signed-in user known by their identity-provider id (the pricing page). */
+export async function pendingDeletionRequestOf(clerkId: string): Promise<PendingRequest | null> {
+	const [pending] = await queryRows<PendingRequest>(PENDING_REQUEST_BY_CLERK_ID, [clerkId])
+	return pending ?? null
+}
+
+/**
+ * Whether the user has asked for their account to be deleted and the request is still pending: the
+ * pages and checkout stop offering new subscriptions then. No deletion table means no request.
+ */
+export async function hasPendingDeletionRequest(userId: string): Promise<boolean> {
+	try {
+		return (await pendingDeletionRequest(userId)) !== null
+	} catch (error) {
+		if (isMissingTable(error)) return false
+		throw error
+	}
+}
+
 // The filer's row and their pending request in one round trip: filing again while a request is
 // pending is the common case, and then it costs no query of its own (decision 0011). At most one
 // pending request per user (a partial unique index), so at most one row.

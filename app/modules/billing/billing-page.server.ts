@@ -9,7 +9,8 @@ import { openBillingPortal } from './portal.server.ts'
 // What the pricing and account pages do with their billing buttons: the same domain functions as
 // POST /api/billing/checkout and /api/billing/portal, answered as a redirect or a notice.
 
-type BillingFailureCode = 'processor_not_configured' | 'server-error' | 'already-subscribed' | 'no-customer' | 'bad-body'
+type BillingFailureCode =
+	'processor_not_configured' | 'server-error' | 'already-subscribed' | 'deletion-pending' | 'no-customer' | 'bad-body'
 
 /** `contact`: the page follows the notice with a link to support (nothing the visitor can do fixes it). */
 export type BillingNotice = { notice: string; code: BillingFailureCode | 'rate-limited'; retryAfterSeconds?: number; contact?: boolean }
@@ -29,6 +30,12 @@ const NOTICES = {
 		notice: 'We could not reach the payment service. Nothing was charged: please try again in a moment.',
 	},
 	'already-subscribed': { code: 'already-subscribed', notice: 'You already have a subscription. Change plans from Manage billing.' },
+	'deletion-pending': {
+		code: 'deletion-pending',
+		notice:
+			'You asked for your account to be deleted, so a plan cannot be started. Nothing was charged. To keep your account, write to us.',
+		contact: true,
+	},
 	'no-customer': { code: 'no-customer', notice: 'There is no billing account yet: choose a plan first.' },
 	'bad-body': { code: 'bad-body', notice: 'Please choose one of the plans below.' },
 } satisfies { [Code in BillingFailureCode]: BillingNotice & { code: Code } }

@@ -1,3 +1,4 @@
+import { hasPendingDeletionRequest } from '#app/modules/account-deletion/deletion.server.ts'
 import { checkoutLimiter } from '#app/utils/abuse-limits.server.ts'
 import { env } from '#app/utils/env.server.ts'
 import { stripe } from '#app/utils/stripe.server.ts'
@@ -10,7 +11,7 @@ import { isLiveProcessorStatus } from './subscription-state.ts'
 
 export type CheckoutResult =
 	| { status: 'ok'; url: string }
-	| { status: 'error'; code: 'processor_not_configured' | 'already-subscribed' | 'server-error' }
+	| { status: 'error'; code: 'processor_not_configured' | 'already-subscribed' | 'deletion-pending' | 'server-error' }
 	| { status: 'error'; code: 'rate-limited'; retryAfterSeconds: number }
 
 /** contract.md: a trial only for a user who has never had a subscription or a trial. */
@@ -34,6 +35,9 @@ export async function startCheckout(user: AppUser, { plan, interval }: CheckoutR
 	const trialDays = trialEligible(user.trialUsed, current !== null) ? PLAN_TABLE[plan].trialDays : 0
 	const appUrl = env().APP_URL
 	try {
+		// The user asked for the account to be deleted: a new subscription would bill an account that
+		// is on its way out, and would hold up the deletion (docs/decisions/0020).
+		if (await hasPendingDeletionRequest(user.id)) return { status: 'error', code: 'deletion-pending' }
 		const customer = await ensureCustomer(processor, user)
 		const price = await priceIdFor(processor, plan, interval)
 		const session = await processor.checkout.sessions.create({
