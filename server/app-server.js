@@ -9,6 +9,14 @@ import { normalizeTarget, routedPath, withoutRemixInstructions } from './request
 
 // Methods that reach the routes (as a Fetch Request, through our dispatch or Remix).
 const FETCH_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+// Pages answer GET and HEAD, and POST to their forms.
+const PAGE_METHOD_NOT_ALLOWED = 'This method is not allowed here.'
+const PAGE_METHOD_NOT_ALLOWED_HEADERS = {
+	Allow: 'GET, HEAD, POST',
+	'Content-Type': 'text/plain; charset=utf-8',
+	'Content-Length': String(Buffer.byteLength(PAGE_METHOD_NOT_ALLOWED)),
+	'Cache-Control': 'no-store',
+}
 
 /**
  * A request answered before its body was read (413 on its declared length, a refusal) may still be
@@ -136,6 +144,13 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				await sendFetchResponse(res, entry.unknownApiMethodResponse(apiRoute.allowFor(pathname)), apiHeaders, readyBodies)
 				return
 			}
+			// Nor can a page take them: Remix would throw building the Request (a 500 and a logged error).
+			if (!isApi && !FETCH_METHODS.has(req.method)) {
+				for (const [name, value] of apiHeaders) res.setHeader(name, value)
+				res.writeHead(405, PAGE_METHOD_NOT_ALLOWED_HEADERS)
+				res.end(PAGE_METHOD_NOT_ALLOWED)
+				return
+			}
 			// The URL parser resolves dot segments (`/api/..`, `/api/%2e%2e/pricing`) into a page's path, which
 			// Remix would answer with HTML: an /api/* request gets the API's JSON 404 instead.
 			if (isApi && DOT_SEGMENT.test(pathname)) {
@@ -226,6 +241,17 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			'HTTP/1.1 400 Bad Request\r\n' +
 				`Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
 		)
+	})
+	// node:http hands a CONNECT request to 'connect' listeners with the bare socket, and without one
+	// closes the socket unanswered. This is not a proxy: CONNECT gets the answer any other method the
+	// target does not take gets (JSON 405 with Allow on /api/*), on a response bound to that socket.
+	// The socket has left the HTTP parser, so the connection closes after the answer.
+	server.on('connect', (req, socket) => {
+		const res = new http.ServerResponse(req)
+		res.shouldKeepAlive = false
+		res.assignSocket(socket)
+		res.on('finish', () => socket.end())
+		void handle(req, res)
 	})
 	// Responses go out in several writes (head, body chunks, end). With Nagle's algorithm on, the
 	// client's delayed ACK holds the later segments ~40 ms: measured as a 40 ms floor on p50.

@@ -174,6 +174,45 @@ describe('methods the API does not know', () => {
 	})
 })
 
+/** Sends raw bytes, reads until the server closes the connection (or 5 s), and splits the answer. */
+function rawExchange(bytes: string): Promise<{ status: number; head: string; body: string }> {
+	return new Promise((resolve, reject) => {
+		const socket = net.connect(app.port, '127.0.0.1', () => socket.write(bytes))
+		let answer = ''
+		socket.setEncoding('utf8')
+		socket.on('data', (chunk: string) => (answer += chunk))
+		socket.on('error', reject)
+		socket.setTimeout(5_000, () => socket.destroy(new Error(`no end of answer within 5 s: ${JSON.stringify(answer)}`)))
+		socket.on('end', () => {
+			const [head = '', body = ''] = answer.split('\r\n\r\n')
+			resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), head, body })
+		})
+	})
+}
+
+describe('CONNECT (node:http hands it over as a bare socket), and methods pages do not take', () => {
+	test('on an /api/* route: 405 JSON with Allow, elsewhere in /api/* 404 JSON, and the connection closes', async () => {
+		const onRoute = await rawExchange('CONNECT /api/contact HTTP/1.1\r\nHost: x\r\n\r\n')
+		expect(onRoute.status).toBe(405)
+		expect(onRoute.head).toMatch(/^allow: POST$/im)
+		expect(onRoute.head).toMatch(/^content-type: application\/json/im)
+		expect(JSON.parse(onRoute.body)).toEqual({ error: expect.any(String), code: 'method-not-allowed' })
+		const elsewhere = await rawExchange('CONNECT /api/nope HTTP/1.1\r\nHost: x\r\n\r\n')
+		expect(elsewhere.status).toBe(404)
+		expect(JSON.parse(elsewhere.body)).toEqual({ error: expect.any(String), code: 'not-found' })
+	})
+
+	test.each(['CONNECT example.com:443', 'CONNECT /pricing', 'TRACE /pricing', 'PROPFIND /'])(
+		'%s: a page or a proxy target gets 405 with Allow, not a 500',
+		async (requestLine) => {
+			const answer = await rawExchange(`${requestLine} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
+			expect(answer.status).toBe(405)
+			expect(answer.head).toMatch(/^allow: GET, HEAD, POST$/im)
+			expect(answer.body).toBe('This method is not allowed here.')
+		},
+	)
+})
+
 describe('a body refused before it was read', () => {
 	test('413 arrives while the client is still sending, and the connection then serves the next request', async () => {
 		const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
