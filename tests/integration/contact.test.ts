@@ -85,6 +85,9 @@ describe('POST /api/contact delivers the message', () => {
 	})
 })
 
+/** 252 characters in labels of at most 63: with `a@`, the longest address a mail server takes. */
+const LONGEST_DOMAIN = ['b'.repeat(63), 'b'.repeat(63), 'b'.repeat(63), 'c'.repeat(60)].join('.')
+
 describe('validation: every bound at its edge', () => {
 	const cases: Array<[string, Record<string, unknown>, number]> = [
 		['name of 1', { name: 'A' }, 200],
@@ -109,6 +112,14 @@ describe('validation: every bound at its edge', () => {
 		['an empty email', { email: '' }, 400],
 		['an email on an internationalised domain', { email: 'anna@bücher.de' }, 200],
 		['an email with a non-ASCII local part', { email: 'josé@example.com' }, 400],
+		// What a mail server takes (RFC 5321 §4.5.3.1): a longer address would be refused after a 200.
+		['an email whose local part is 64 characters', { email: `${'x'.repeat(64)}@example.com` }, 200],
+		['an email whose local part is 65 characters', { email: `${'x'.repeat(65)}@example.com` }, 400],
+		['an email of 254 characters', { email: `a@${LONGEST_DOMAIN}` }, 200],
+		['an email of 255 characters', { email: `ab@${LONGEST_DOMAIN}` }, 400],
+		['an email with a domain label of 63 characters', { email: `a@${'b'.repeat(63)}.com` }, 200],
+		['an email with a domain label of 64 characters', { email: `a@${'b'.repeat(64)}.com` }, 400],
+		['an email with a domain label ending in a hyphen', { email: 'a@x-.com' }, 400],
 		['a number as name', { name: 42 }, 400],
 		['a missing field', { message: undefined }, 400],
 	]

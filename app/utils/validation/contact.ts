@@ -32,6 +32,17 @@ function withAsciiDomain(address: string) {
 	}
 }
 
+/**
+ * What a mail server takes beyond the address's shape (RFC 5321 §4.5.3.1, RFC 1035): a local part of
+ * at most 64 octets, at most 254 in all, domain labels of at most 63 that do not end in a hyphen. A
+ * longer address would be refused by the relay after the visitor's 200 was already promised.
+ */
+function deliverable(address: string) {
+	const at = address.lastIndexOf('@')
+	const labels = address.slice(at + 1).split('.')
+	return at <= 64 && address.length <= 254 && labels.every((label) => label.length <= 63 && !label.endsWith('-'))
+}
+
 export const contactSchema = z.object({
 	name: text('Name', CONTACT_LIMITS.name),
 	email: z
@@ -39,7 +50,7 @@ export const contactSchema = z.object({
 		.trim()
 		.min(1, { error: 'Email is required.' })
 		.transform(withAsciiDomain)
-		.pipe(z.email({ error: 'Enter a valid email address.' })),
+		.pipe(z.email({ error: 'Enter a valid email address.' }).refine(deliverable, { error: 'Enter a valid email address.' })),
 	subject: text('Subject', CONTACT_LIMITS.subject),
 	message: text('Message', CONTACT_LIMITS.message),
 })
