@@ -249,7 +249,8 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 	server.on('connect', (req, socket) => {
 		const res = new http.ServerResponse(req)
 		res.shouldKeepAlive = false
-		res.assignSocket(socket)
+		// node:http types it as a Duplex; for a TCP server it is the connection's net.Socket.
+		res.assignSocket(/** @type {import('node:net').Socket} */ (socket))
 		res.on('finish', () => socket.end())
 		void handle(req, res)
 	})
