@@ -119,7 +119,7 @@ for (const javaScriptEnabled of [true, false]) {
 				'aria-current',
 				'page',
 			)
-			await expect(page.getByText('You subscribe to Team, billed yearly.')).toBeVisible()
+			await expect(page.getByText("You're on Team, billed yearly.")).toBeVisible()
 			await expect(planCard(page, 'Team').getByText('Your plan')).toBeVisible()
 			await expect(planCard(page, 'Team').getByRole('button', { name: 'Manage billing' })).toBeVisible()
 			await expect(planCard(page, 'Solo')).toContainText('Switch plans with Manage billing, above.')

@@ -57,6 +57,7 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(page.getByRole('heading', { level: 1, name: 'Contact support' })).toBeVisible()
 			await expect(page).toHaveTitle('Contact support · Callsheet')
 			await expect(page.locator('meta[name="description"]')).toHaveAttribute('content', /Write to Callsheet support/)
+			await expect(page.getByRole('form', { name: 'Contact support' })).toContainText('All fields are required.')
 			if (javaScriptEnabled) await settle(page)
 
 			// 1. A bad email and an empty subject.

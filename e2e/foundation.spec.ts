@@ -201,6 +201,11 @@ test.describe('sign-in page, JavaScript off', () => {
 		await expectNoSeriousA11yViolations(page, { javaScriptEnabled: false })
 		await screenshotAtViewports(page, 'sign-in-nojs')
 	})
+
+	test('the pricing page says so before a plan is chosen', async ({ page }) => {
+		await page.goto('/pricing')
+		await expect(page.locator('main p', { hasText: 'Signing in needs JavaScript' })).toBeVisible()
+	})
 })
 
 test.describe('titles and descriptions', () => {

@@ -51,8 +51,7 @@ export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, 
 				) : currentIn ? (
 					// Their plan in the other period: not theirs as shown here. The portal switches the period.
 					<p className="plan__action field__hint">
-						{`You have ${plan.name} billed ${BILLED[currentIn]}. To be billed ${billed} instead, use Manage billing on `}
-						<a href="/account">your account</a>.
+						{`You have ${plan.name} billed ${BILLED[currentIn]}. To be billed ${billed} instead, use Manage billing, above.`}
 					</p>
 				) : (
 					<p className="plan__action field__hint">Switch plans with Manage billing, above.</p>

@@ -105,8 +105,9 @@ export default function DeletionRequestsAdmin() {
 						{/* The user's own words, as written: their line breaks kept, not set in bold like the facts. */}
 						<dd className="facts__prose">{row.reason ?? '—'}</dd>
 					</dl>
-					{/* Posts to the bare path: a refusal must not show under the last confirmation's address. */}
-					<Form method="post" action={PAGE_PATH} className="stack">
+					{/* Posts to the bare path: a refusal must not show under the last confirmation's address.
+					    The server says what is missing (a notice that stays), not the browser's passing bubble. */}
+					<Form method="post" action={PAGE_PATH} className="stack" noValidate>
 						<input type="hidden" name="intent" value="mark-processed" />
 						<input type="hidden" name="requestId" value={row.requestId} />
 						<label className="checkbox">

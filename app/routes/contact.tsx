@@ -81,7 +81,7 @@ export default function ContactPage() {
 	// After a send with JavaScript, focus moves to this heading (useFocusPageOnNavigation, root.tsx).
 	if (sent && !data) {
 		return (
-			<div className="stack">
+			<div className="stack" style={{ maxWidth: '40rem' }}>
 				<h1 tabIndex={-1}>Message sent</h1>
 				<p className="notice notice--ok" role="status">
 					Thank you: your message is on its way to our support team. We reply by email, usually within one business day.
@@ -106,6 +106,7 @@ export default function ContactPage() {
 			) : null}
 			<ErrorSummary errors={errors} fields={FIELDS} />
 			<Form method="post" action="/contact" noValidate className="card stack" aria-label="Contact support">
+				<p className="field__hint">All fields are required.</p>
 				<TextField
 					name="name"
 					label="Your name"

@@ -84,7 +84,12 @@ export default function PricingPage() {
 			<p className="lead">Every plan includes every tool. Plans differ in daily credits for breakdowns, schedules and exports.</p>
 			{signedIn ? null : (
 				// Said before the click: a plan's button leads to the sign-in page, not to a trial.
-				<p>You need a Callsheet account to start a free trial: choosing a plan asks you to sign in or create one first.</p>
+				<>
+					<p>You need a Callsheet account to start a free trial: choosing a plan asks you to sign in or create one first.</p>
+					<noscript>
+						<p className="notice">Signing in needs JavaScript: turn it on in your browser to choose a plan.</p>
+					</noscript>
+				</>
 			)}
 			{canceled ? (
 				<p className="notice" role="status">
@@ -112,7 +117,7 @@ export default function PricingPage() {
 				// Said once, with the one button that changes it: the cards of other plans point here.
 				<div className="notice stack">
 					<p>
-						{`You subscribe to ${PLAN_TABLE[current.plan].name}, billed ${current.interval === 'year' ? 'yearly' : 'monthly'}. `}
+						{`You're on ${PLAN_TABLE[current.plan].name}, billed ${current.interval === 'year' ? 'yearly' : 'monthly'}. `}
 						To switch plans or billing periods, use Manage billing.
 					</p>
 					<ManageBillingButton busy={busy} action={formAction} />
