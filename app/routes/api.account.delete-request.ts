@@ -1,4 +1,4 @@
-import { deletionFiler, fileDeletionRequest } from '#app/modules/account-deletion/deletion.server.ts'
+import { userWithPendingDeletion, fileDeletionRequest } from '#app/modules/account-deletion/deletion.server.ts'
 import { apiRoute } from '#app/utils/api-route.server.ts'
 import { requireApiSession } from '#app/utils/auth.server.ts'
 import { domainErrorResponse, jsonResponse, readJsonBody } from '#app/utils/http.server.ts'
@@ -7,7 +7,7 @@ import { deletionRequestSchema } from '#app/utils/validation/account.ts'
 const route = apiRoute(
 	{
 		POST: async ({ request }) => {
-			const filer = await deletionFiler(await requireApiSession(request))
+			const filer = await userWithPendingDeletion(await requireApiSession(request))
 			const body = await readJsonBody(request, deletionRequestSchema)
 			if (!body.ok) return body.response
 			const result = await fileDeletionRequest(filer, body.data)

@@ -1,15 +1,17 @@
+import { userWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
 import { startCheckout } from '#app/modules/billing/checkout.server.ts'
 import { apiRoute } from '#app/utils/api-route.server.ts'
-import { requireApiUser } from '#app/utils/auth.server.ts'
+import { requireApiSession } from '#app/utils/auth.server.ts'
 import { domainErrorResponse, jsonResponse, readJsonBody } from '#app/utils/http.server.ts'
 import { checkoutSchema } from '#app/utils/validation/billing.ts'
 
 const route = apiRoute({
 	POST: async ({ request }) => {
-		const user = await requireApiUser(request)
+		// The user's row and their pending deletion request in one round trip (checkout refuses while one is pending).
+		const account = await userWithPendingDeletion(await requireApiSession(request))
 		const body = await readJsonBody(request, checkoutSchema)
 		if (!body.ok) return body.response
-		const result = await startCheckout(user, body.data)
+		const result = await startCheckout(account, body.data)
 		if (result.status === 'error') return domainErrorResponse(result)
 		return jsonResponse({ url: result.url })
 	},

@@ -4,7 +4,7 @@ import { AlertNotice } from '#app/components/alert-notice.tsx'
 import { ManageBillingButton } from '#app/components/manage-billing-button.tsx'
 import { PlanCard } from '#app/components/plan-card.tsx'
 import { formatDate } from '#app/components/billing-summary.tsx'
-import { pendingDeletionRequestOf } from '#app/modules/account-deletion/deletion.server.ts'
+import { pendingDeletionRequestOf, userWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
 import { checkoutFromForm, noticeInit, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
 import { PLAN_TABLE, PLANS, type Interval } from '#app/modules/billing/plans.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
@@ -14,7 +14,6 @@ import { readForm } from '#app/utils/forms.server.ts'
 import { pageMeta } from '#app/utils/page-meta.ts'
 import { usePendingSubmission } from '#app/utils/pending-submission.ts'
 import { passRetryAfter } from '#app/utils/retry-after.ts'
-import { ensureUser } from '#app/utils/users.server.ts'
 
 export const meta: MetaFunction<typeof loader> = ({ data }) =>
 	pageMeta(
@@ -57,13 +56,13 @@ export async function action(args: ActionFunctionArgs) {
 	const form = await readForm(args.request)
 	const clerkId = await pageUserId(args)
 	if (!clerkId) return redirect(signInUrl(`/pricing?interval=${intervalOf(form.get('interval'))}`), 303)
-	const user = await ensureUser(clerkId)
+	const account = await userWithPendingDeletion(clerkId)
 	const intent = form.get('intent')
 	const result =
 		intent === 'checkout'
-			? await checkoutFromForm(user, form)
+			? await checkoutFromForm(account, form)
 			: intent === 'portal'
-				? await portalFromForm(user)
+				? await portalFromForm(account.user)
 				: { notice: 'Unknown action.', code: 'bad-body' as const, contact: false }
 	if (result instanceof Response) return result
 	return recordRefusal(args.context, json({ notice: result.notice, contact: result.contact ?? false }, noticeInit(result)))

@@ -66,12 +66,14 @@ export async function pendingDeletionRequestOf(clerkId: string): Promise<Pending
 }
 
 /**
- * Whether the user has asked for their account to be deleted and the request is still pending: the
- * pages and checkout stop offering new subscriptions then. No deletion table means no request.
+ * Whether the user has asked for their account to be deleted and the request is still pending:
+ * checkout stops offering new subscriptions then. Read again only when it was not read with the
+ * user's row. No deletion table means no request.
  */
-export async function hasPendingDeletionRequest(userId: string): Promise<boolean> {
+export async function hasPendingDeletionRequest({ user, pending }: UserWithPendingDeletion): Promise<boolean> {
+	if (pending !== undefined) return pending !== null
 	try {
-		return (await pendingDeletionRequest(userId)) !== null
+		return (await pendingDeletionRequest(user.id)) !== null
 	} catch (error) {
 		if (isMissingTable(error)) return false
 		throw error
@@ -95,11 +97,15 @@ type UserWithPendingRow = AppUser & {
 	pendingConfirmedEmailHash: string | null
 }
 
-/** Who is filing, and their pending request when it was read with their row (undefined: not read yet). */
-export type Filer = { user: AppUser; pending?: PendingFiling | null }
+/** A signed-in user, and their pending deletion request when it was read with their row (undefined: not read). */
+export type UserWithPendingDeletion = { user: AppUser; pending?: PendingFiling | null }
 
-/** The signed-in filer of POST /api/account/delete-request, their row created on first use. */
-export async function deletionFiler(clerkId: string): Promise<Filer> {
+/**
+ * The signed-in user with their pending deletion request, in one round trip, their row created on
+ * first use: for filing (POST /api/account/delete-request) and for checkout, which refuses while a
+ * request is pending (0020).
+ */
+export async function userWithPendingDeletion(clerkId: string): Promise<UserWithPendingDeletion> {
 	try {
 		const [row] = await queryRows<UserWithPendingRow>(USER_WITH_PENDING_REQUEST, [clerkId])
 		if (row) {
@@ -137,7 +143,10 @@ async function createPending(user: AppUser, { confirmEmail, reason }: DeletionRe
 	}
 }
 
-export async function fileDeletionRequest({ user, pending: readWithUser }: Filer, input: DeletionRequestInput): Promise<DeletionResult> {
+export async function fileDeletionRequest(
+	{ user, pending: readWithUser }: UserWithPendingDeletion,
+	input: DeletionRequestInput,
+): Promise<DeletionResult> {
 	// Filing again with the email that proved intent the first time returns the pending request
 	// (contract.md §2), without asking the identity provider again or counting against the limit,
 	// which is there for those calls (decision 0014). Any other email takes the full path below.

@@ -1,6 +1,7 @@
 import { redirect } from '@remix-run/node'
 import { refusalInit } from '#app/utils/http.server.ts'
 import { waitInWords } from '#app/utils/retry-after.ts'
+import type { UserWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
 import { checkoutSchema } from '#app/utils/validation/billing.ts'
 import { startCheckout } from './checkout.server.ts'
@@ -48,10 +49,10 @@ function noticeFor(failure: BillingFailure): BillingNotice {
 	return { notice, code: 'rate-limited', retryAfterSeconds: failure.retryAfterSeconds }
 }
 
-export async function checkoutFromForm(user: AppUser, form: URLSearchParams): Promise<Response | BillingNotice> {
+export async function checkoutFromForm(account: UserWithPendingDeletion, form: URLSearchParams): Promise<Response | BillingNotice> {
 	const parsed = checkoutSchema.safeParse({ plan: form.get('plan'), interval: form.get('interval') || undefined })
 	if (!parsed.success) return NOTICES['bad-body']
-	const result = await startCheckout(user, parsed.data)
+	const result = await startCheckout(account, parsed.data)
 	if (result.status === 'ok') return redirect(result.url, 303)
 	return noticeFor(result)
 }

@@ -1,8 +1,7 @@
-import { hasPendingDeletionRequest } from '#app/modules/account-deletion/deletion.server.ts'
+import { hasPendingDeletionRequest, type UserWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
 import { checkoutLimiter } from '#app/utils/abuse-limits.server.ts'
 import { env } from '#app/utils/env.server.ts'
 import { stripe } from '#app/utils/stripe.server.ts'
-import type { AppUser } from '#app/utils/users.server.ts'
 import type { CheckoutRequest } from '#app/utils/validation/billing.ts'
 import { ensureCustomer } from './customer.server.ts'
 import { PLAN_TABLE } from './plans.ts'
@@ -20,7 +19,9 @@ export function trialEligible(trialUsed: boolean, hasSubscriptionRecord: boolean
 }
 
 /** Starts a hosted checkout for the signed-in user (contract.md "Checkout session"). */
-export async function startCheckout(user: AppUser, { plan, interval }: CheckoutRequest): Promise<CheckoutResult> {
+/** `account`: the user, read with their pending deletion request (`userWithPendingDeletion`). */
+export async function startCheckout(account: UserWithPendingDeletion, { plan, interval }: CheckoutRequest): Promise<CheckoutResult> {
+	const { user } = account
 	const processor = stripe()
 	if (!processor) return { status: 'error', code: 'processor_not_configured' }
 	const limit = await checkoutLimiter.consume(user.id)
@@ -37,7 +38,7 @@ export async function startCheckout(user: AppUser, { plan, interval }: CheckoutR
 	try {
 		// The user asked for the account to be deleted: a new subscription would bill an account that
 		// is on its way out, and would hold up the deletion (docs/decisions/0020).
-		if (await hasPendingDeletionRequest(user.id)) return { status: 'error', code: 'deletion-pending' }
+		if (await hasPendingDeletionRequest(account)) return { status: 'error', code: 'deletion-pending' }
 		const customer = await ensureCustomer(processor, user)
 		const price = await priceIdFor(processor, plan, interval)
 		const session = await processor.checkout.sessions.create({
