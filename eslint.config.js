@@ -2,7 +2,7 @@ import tseslint from 'typescript-eslint'
 
 // Type-aware where it matters most: a floating promise in a request handler is a lost error.
 export default tseslint.config(
-	{ ignores: ['build/**', 'app/generated/**', 'node_modules/**', 'test-results/**', 'playwright-report/**', 'data/**'] },
+	{ ignores: ['build/**', 'app/generated/**', 'node_modules/**', 'test-results/**', 'playwright-report/**', 'data/**', '.cache/**'] },
 	...tseslint.configs.recommended,
 	{
 		files: ['**/*.ts', '**/*.tsx'],

@@ -6,13 +6,15 @@ import { fileURLToPath } from 'node:url'
 // /admin/deletion-requests. On the embedded database, stop the server first (one process at a time).
 //   npm run admin -- list
 //   npm run admin -- process <request-id> [--as <admin id>]
+//   npm run admin -- withdraw <request-id> [--as <admin id>]   (the user asked to keep their account)
 //   npm run admin -- history <request-id>
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 process.chdir(projectRoot)
 const [command, ...args] = process.argv.slice(2)
-const usage = 'usage: npm run admin -- list | process <request-id> [--as <admin id>] | history <request-id>'
-if (!['list', 'process', 'history'].includes(command)) {
+const usage =
+	'usage: npm run admin -- list | process <request-id> [--as <admin id>] | withdraw <request-id> [--as <admin id>] | history <request-id>'
+if (!['list', 'process', 'withdraw', 'history'].includes(command)) {
 	console.error(usage)
 	process.exit(2)
 }
@@ -38,16 +40,25 @@ try {
 					`subscription ${sub.plan}/${sub.status}  customer ${sub.processor_customer_id ?? '-'}`,
 			)
 		}
-	} else if (command === 'process') {
+	} else if (command === 'process' || command === 'withdraw') {
 		const [requestId] = args
 		const asIndex = args.indexOf('--as')
 		const actor = asIndex >= 0 ? args[asIndex + 1] : `cli:${os.userInfo().username}`
 		if (!requestId || !actor) throw Object.assign(new Error(usage), { usage: true })
-		const result = await admin.markDeletionRequestProcessed(requestId, actor)
-		if (result.status === 'ok') console.log(`Processed ${requestId} as ${actor} at ${result.processedAt.toISOString()}.`)
-		else {
-			console.error(`Not processed: ${result.code}`)
-			exitCode = 1
+		if (command === 'process') {
+			const result = await admin.markDeletionRequestProcessed(requestId, actor)
+			if (result.status === 'ok') console.log(`Processed ${requestId} as ${actor} at ${result.processedAt.toISOString()}.`)
+			else {
+				console.error(`Not processed: ${result.code}`)
+				exitCode = 1
+			}
+		} else {
+			const result = await admin.withdrawDeletionRequest(requestId, actor)
+			if (result.status === 'ok') console.log(`Withdrew ${requestId} (user ${result.clerkId}) as ${actor}; nothing was deleted.`)
+			else {
+				console.error(`Not withdrawn: ${result.code === 'not-pending' ? `already ${result.current}` : result.code}`)
+				exitCode = 1
+			}
 		}
 	} else {
 		const [requestId] = args

@@ -3,10 +3,12 @@ import { Form, useActionData, useLoaderData } from '@remix-run/react'
 import { useEffect, useRef } from 'react'
 import { formatDate, STATUS_LABEL } from '#app/components/billing-summary.tsx'
 import {
+	closedRequestOwner,
 	listPendingDeletionRequests,
 	markDeletionRequestProcessed,
-	processedRequestOwner,
+	withdrawDeletionRequest,
 	type ProcessResult,
+	type WithdrawResult,
 } from '#app/modules/account-deletion/admin.server.ts'
 import { PLAN_TABLE } from '#app/modules/billing/plans.ts'
 import { requireAdmin } from '#app/utils/auth.server.ts'
@@ -26,50 +28,83 @@ export async function loader(args: LoaderFunctionArgs) {
 	await requireAdmin(args)
 	// After processing, the action redirects here (Post/Redirect/Get): the outcome is read back from
 	// the database, so the address alone cannot make the page claim anything.
-	const processedId = new URL(args.request.url).searchParams.get('processed')
-	const [pending, processedFor] = await Promise.all([
+	const params = new URL(args.request.url).searchParams
+	const processedId = params.get('processed')
+	const withdrawnId = params.get('withdrawn')
+	const [pending, processedFor, withdrawnFor] = await Promise.all([
 		listPendingDeletionRequests(),
-		processedId ? processedRequestOwner(processedId) : null,
+		processedId ? closedRequestOwner(processedId, 'processed') : null,
+		withdrawnId ? closedRequestOwner(withdrawnId, 'withdrawn') : null,
 	])
+	const outcome =
+		processedId && processedFor
+			? { message: `Marked the request from ${processedFor} processed.` }
+			: withdrawnId && withdrawnFor
+				? { message: `Withdrew the request from ${withdrawnFor}. Nothing was deleted; their account stays as it is.` }
+				: null
 	return json({
 		pending: pending.map((row) => ({ ...row, submittedAt: row.submittedAt.toISOString() })),
-		processed:
-			processedId && processedFor ? { requestId: processedId, message: `Marked the request from ${processedFor} processed.` } : null,
+		outcome,
 		refused: answersRefusal(args.context),
 	})
 }
 
 type Refusal = Extract<ProcessResult, { status: 'error' }>
 
+function withdrawalRefusal(result: Extract<WithdrawResult, { status: 'error' }>) {
+	if (result.code === 'not-found') return 'That request does not exist.'
+	return `The request from ${result.clerkId} is no longer pending: it was already ${result.current}.`
+}
+
 function refusalMessage(result: Refusal) {
 	if (result.code === 'not-found') return 'That request does not exist.'
 	if (result.code === 'already-processed') return `The request from ${result.clerkId} was already processed.`
+	if (result.code === 'withdrawn') return `The request from ${result.clerkId} was withdrawn: there is nothing to process.`
 	return `Refused: the request from ${result.clerkId} cannot be processed while they still have an active, trialing or past-due subscription. Cancel it in Stripe first.`
 }
 
 export async function action(args: ActionFunctionArgs) {
 	const adminId = await requireAdmin(args)
 	const form = await readForm(args.request)
-	if (form.get('intent') !== 'mark-processed') return recordRefusal(args.context, json({ message: 'Unknown action.' }, { status: 400 }))
 	const requestId = String(form.get('requestId') ?? '')
-	// Marking is final (the request leaves the list): the administrator says the deletion was done.
-	if (form.get('confirmed') !== 'yes') {
-		const message = 'Nothing was marked: tick "I have deleted this account and its data" first, once it is done.'
-		return recordRefusal(args.context, json({ message }, { status: 400 }))
+	const intent = form.get('intent')
+	if (intent === 'mark-processed') {
+		// Marking is final (the request leaves the list): the administrator says the deletion was done.
+		if (form.get('confirmed') !== 'yes')
+			return refuse(args, 'Nothing was marked: tick "I have deleted this account and its data" first, once it is done.', 400)
+		return answer(args, await markDeletionRequestProcessed(requestId, adminId), `processed=${requestId}`, refusalMessage)
 	}
-	const result = await markDeletionRequestProcessed(requestId, adminId)
-	if (result.status === 'ok') return redirect(`${PAGE_PATH}?processed=${requestId}`, 303)
-	return recordRefusal(args.context, json({ message: refusalMessage(result) }, { status: result.code === 'not-found' ? 404 : 409 }))
+	if (intent === 'withdraw') {
+		if (form.get('userAsked') !== 'yes')
+			return refuse(args, 'Nothing was withdrawn: tick "The user asked to keep their account" first.', 400)
+		return answer(args, await withdrawDeletionRequest(requestId, adminId), `withdrawn=${requestId}`, withdrawalRefusal)
+	}
+	return refuse(args, 'Unknown action.', 400)
+}
+
+function refuse(args: ActionFunctionArgs, message: string, status: number) {
+	return recordRefusal(args.context, json({ message }, { status }))
+}
+
+/** Done: Post/Redirect/Get to a page that reads the outcome back. Refused: a notice that stays. */
+function answer<Refusal extends { status: 'error'; code: string }>(
+	args: ActionFunctionArgs,
+	result: { status: 'ok' } | Refusal,
+	outcome: string,
+	message: (refusal: Refusal) => string,
+) {
+	if (result.status === 'ok') return redirect(`${PAGE_PATH}?${outcome}`, 303)
+	return refuse(args, message(result as Refusal), result.code === 'not-found' ? 404 : 409)
 }
 
 export default function DeletionRequestsAdmin() {
-	const { pending, processed } = useLoaderData<typeof loader>()
+	const { pending, outcome: done } = useLoaderData<typeof loader>()
 	const refusal = useActionData<typeof action>()
 	const processing = usePendingSubmission()?.get('requestId')
 	useErrorTitle(Boolean(refusal))
 	// The button that was pressed goes away with its row (or the page was loaded anew): focus the
 	// outcome, by autofocus without JavaScript and by this effect with it.
-	const outcome = refusal ?? processed
+	const outcome = refusal ?? done
 	const noticeRef = useRef<HTMLParagraphElement>(null)
 	useEffect(() => {
 		if (outcome) noticeRef.current?.focus()
@@ -95,6 +130,8 @@ export default function DeletionRequestsAdmin() {
 					<dl className="facts">
 						<dt>User</dt>
 						<dd>{row.clerkId}</dd>
+						<dt>Reference</dt>
+						<dd>{row.requestId}</dd>
 						<dt>Filed</dt>
 						<dd>{formatDate(row.submittedAt)}</dd>
 						<dt>Subscription</dt>
@@ -105,23 +142,62 @@ export default function DeletionRequestsAdmin() {
 						{/* The user's own words, as written: their line breaks kept, not set in bold like the facts. */}
 						<dd className="facts__prose">{row.reason ?? '—'}</dd>
 					</dl>
-					{/* Posts to the bare path: a refusal must not show under the last confirmation's address.
-					    The server says what is missing (a notice that stays), not the browser's passing bubble. */}
-					<Form method="post" action={PAGE_PATH} className="stack" noValidate>
-						<input type="hidden" name="intent" value="mark-processed" />
-						<input type="hidden" name="requestId" value={row.requestId} />
-						<label className="checkbox">
-							<input type="checkbox" name="confirmed" value="yes" required />
-							<span>
-								I have deleted this account and its data<span className="visually-hidden">{` (request from ${row.clerkId})`}</span>
-							</span>
-						</label>
-						<button className="button" type="submit" disabled={processing === row.requestId}>
-							Mark processed<span className="visually-hidden">{` (request from ${row.clerkId})`}</span>
-						</button>
-					</Form>
+					<ConfirmedAction
+						intent="mark-processed"
+						tick={{ name: 'confirmed', label: 'I have deleted this account and its data' }}
+						button="Mark processed"
+						row={row}
+						busy={processing === row.requestId}
+					/>
+					{/* The account page tells a user who changed their mind to ask support, quoting the reference. */}
+					<details>
+						<summary>The user changed their mind?</summary>
+						<ConfirmedAction
+							intent="withdraw"
+							tick={{ name: 'userAsked', label: 'The user asked to keep their account' }}
+							button="Withdraw request"
+							secondary
+							row={row}
+							busy={processing === row.requestId}
+						/>
+					</details>
 				</section>
 			))}
 		</div>
+	)
+}
+
+type ConfirmedActionProps = {
+	intent: 'mark-processed' | 'withdraw'
+	tick: { name: string; label: string }
+	button: string
+	secondary?: boolean
+	row: { requestId: string; clerkId: string }
+	busy: boolean
+}
+
+/**
+ * A change to one request that the administrator confirms with a tick. Posts to the bare path: a
+ * refusal must not show under the last outcome's address. The server says what is missing (a notice
+ * that stays), not the browser's passing bubble. Names say whose request, for screen readers.
+ */
+function ConfirmedAction({ intent, tick, button, secondary = false, row, busy }: ConfirmedActionProps) {
+	const whose = <span className="visually-hidden">{` (request from ${row.clerkId})`}</span>
+	return (
+		<Form method="post" action={PAGE_PATH} className="stack" noValidate>
+			<input type="hidden" name="intent" value={intent} />
+			<input type="hidden" name="requestId" value={row.requestId} />
+			<label className="checkbox">
+				<input type="checkbox" name={tick.name} value="yes" required />
+				<span>
+					{tick.label}
+					{whose}
+				</span>
+			</label>
+			<button className={secondary ? 'button button--secondary' : 'button'} type="submit" disabled={busy}>
+				{button}
+				{whose}
+			</button>
+		</Form>
 	)
 }

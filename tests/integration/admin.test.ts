@@ -30,6 +30,9 @@ const adminPage = (userId?: string) => fetch(`${app.url}/admin/deletion-requests
 const markProcessed = (requestId: string, userId = adminId, confirmed = 'yes') =>
 	postForm(`${app.url}/admin/deletion-requests`, { intent: 'mark-processed', requestId, confirmed }, { ...auth(userId), Origin: app.url })
 
+const withdraw = (requestId: string, userId = adminId, userAsked = 'yes') =>
+	postForm(`${app.url}/admin/deletion-requests`, { intent: 'withdraw', requestId, userAsked }, { ...auth(userId), Origin: app.url })
+
 async function userWithRequest({ subscribe }: { subscribe: boolean }) {
 	const userId = newClerkUserId()
 	standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
@@ -51,6 +54,50 @@ describe('/admin/deletion-requests', () => {
 		expect((await adminPage()).status).toBe(404)
 		expect((await adminPage(newClerkUserId())).status).toBe(404)
 		expect((await markProcessed('00000000-0000-0000-0000-000000000000', newClerkUserId())).status).toBe(404)
+		expect((await withdraw('00000000-0000-0000-0000-000000000000', newClerkUserId())).status).toBe(404)
+	})
+
+	test('a user who changed their mind has the request withdrawn at their word: nothing is deleted, and they can subscribe and file again', async () => {
+		const { userId, requestId } = await userWithRequest({ subscribe: false })
+		const checkout = () => postJson(`${app.url}/api/billing/checkout`, { plan: 'team' }, auth(userId))
+		expect((await checkout()).status).toBe(409)
+		// The page shows the reference the user was told to quote.
+		expect(await (await adminPage(adminId)).text()).toMatch(new RegExp(`<dt>Reference</dt><dd>${requestId}</dd>`))
+
+		const unconfirmed = await withdraw(requestId, adminId, '')
+		expect(unconfirmed.status).toBe(400)
+		expect(await unconfirmed.text()).toContain('Nothing was withdrawn')
+		const done = await withdraw(requestId)
+		expect(done.status).toBe(303)
+		expect(done.headers.get('location')).toBe(`/admin/deletion-requests?withdrawn=${requestId}`)
+		const outcome = await (await fetch(`${app.url}${done.headers.get('location')}`, { headers: auth(adminId) })).text()
+		expect(outcome).toMatch(new RegExp(`autofocus=""[^>]*>Withdrew the request from ${userId}\\. Nothing was deleted`))
+		expect(outcome).not.toContain(`Request from ${userId}`)
+		// Closed for good: neither withdrawn again nor processed.
+		const twice = await withdraw(requestId)
+		expect(twice.status).toBe(409)
+		expect(await twice.text()).toContain('is no longer pending: it was already withdrawn.')
+		const processed = await markProcessed(requestId)
+		expect(processed.status).toBe(409)
+		expect(await processed.text()).toContain('was withdrawn: there is nothing to process.')
+
+		// The user's account is as before: plans can be started, and a new filing is a new request.
+		expect((await checkout()).status).toBe(200)
+		const account = await (await fetch(`${app.url}/account`, { headers: auth(userId) })).text()
+		expect(account).toContain('Request account deletion')
+		const again = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${userId}@example.com` }, auth(userId))
+		expect((await again.json()).request_id).not.toBe(requestId)
+
+		const read = await readStored(app, appEnv, (prisma) =>
+			prisma.deletionRequest.findUniqueOrThrow({ where: { id: requestId }, include: { events: { orderBy: { at: 'asc' } } } }),
+		)
+		app = read.app
+		standIns.stripe.setWebhookUrl(`${app.url}/api/billing/webhook`)
+		expect(read.value).toMatchObject({ status: 'withdrawn', processedAt: null, processedBy: null })
+		expect(read.value.events.map((e) => [e.action, e.actor])).toEqual([
+			['filed', userId],
+			['withdrawn', adminId],
+		])
 	})
 
 	test('marking needs the administrator to confirm the deletion was done; unconfirmed, nothing changes', async () => {
@@ -133,8 +180,9 @@ describe('npm run admin', () => {
 			timeout: 60_000,
 		})
 
-	test('lists and processes requests from the command line, keeping the history', async () => {
+	test('lists, processes and withdraws requests from the command line, keeping the history', async () => {
 		const { requestId } = await userWithRequest({ subscribe: false })
+		const { requestId: second } = await userWithRequest({ subscribe: false })
 		if (inject('databaseKind') === 'embedded') {
 			// One process at a time on the embedded database: the CLI says so while the server runs.
 			const refused = admin('list')
@@ -151,6 +199,13 @@ describe('npm run admin', () => {
 			expect(processed.status).toBe(0)
 			const history = admin('history', requestId)
 			expect(history.stdout).toMatch(/filed[\s\S]*processed\s+by ops@example.com/)
+			// A request the user takes back is withdrawn, once.
+			const withdrawn = admin('withdraw', second, '--as', 'ops@example.com')
+			expect(withdrawn.stdout + withdrawn.stderr).toContain(`Withdrew ${second}`)
+			expect(withdrawn.status).toBe(0)
+			const again = admin('withdraw', second)
+			expect(again.stderr).toContain('Not withdrawn: already withdrawn')
+			expect(again.status).toBe(1)
 			expect(admin('nonsense').status).toBe(2)
 		} finally {
 			// The server serves the tests after this one, passing or not.

@@ -43,7 +43,7 @@ export async function listPendingDeletionRequests(): Promise<PendingForAdmin[]> 
 export type ProcessResult =
 	| { status: 'ok'; processedAt: Date; clerkId: string }
 	| { status: 'error'; code: 'not-found' }
-	| { status: 'error'; code: 'already-processed' | 'still-subscribed'; clerkId: string }
+	| { status: 'error'; code: 'already-processed' | 'withdrawn' | 'still-subscribed'; clerkId: string }
 
 /** Marks a pending request processed, refused while the processor still bills the user. */
 export async function markDeletionRequestProcessed(requestId: string, adminId: string): Promise<ProcessResult> {
@@ -55,6 +55,7 @@ export async function markDeletionRequestProcessed(requestId: string, adminId: s
 		})
 		if (!request) return { status: 'error', code: 'not-found' } as const
 		const { clerkId } = request.user
+		if (request.status === 'withdrawn') return { status: 'error', code: 'withdrawn', clerkId } as const
 		if (request.status !== 'pending') return { status: 'error', code: 'already-processed', clerkId } as const
 		const processorStatus = request.user.subscription?.processorStatus
 		if (processorStatus && isLiveProcessorStatus(processorStatus)) {
@@ -73,11 +74,41 @@ export async function markDeletionRequestProcessed(requestId: string, adminId: s
 	})
 }
 
-/** Whose request `requestId` was, if it has been processed (the admin page's confirmation names it). */
-export async function processedRequestOwner(requestId: string): Promise<string | null> {
+export type WithdrawResult =
+	| { status: 'ok'; clerkId: string }
+	| { status: 'error'; code: 'not-found' }
+	| { status: 'error'; code: 'not-pending'; clerkId: string; current: 'processed' | 'withdrawn' }
+
+/**
+ * The user changed their mind and asked support, quoting the request's reference: the request is
+ * closed as withdrawn and nothing is deleted (decision 0021). The user can file again later.
+ */
+export async function withdrawDeletionRequest(requestId: string, adminId: string): Promise<WithdrawResult> {
+	if (!looksLikeUuid(requestId)) return { status: 'error', code: 'not-found' }
+	return db().$transaction(async (tx) => {
+		const request = await tx.deletionRequest.findUnique({
+			where: { id: requestId },
+			select: { status: true, user: { select: { clerkId: true } } },
+		})
+		if (!request) return { status: 'error', code: 'not-found' } as const
+		const { clerkId } = request.user
+		// Conditional on still pending: a withdrawal racing a processing (or another withdrawal) loses cleanly.
+		const updated = await tx.deletionRequest.updateMany({ where: { id: requestId, status: 'pending' }, data: { status: 'withdrawn' } })
+		if (updated.count === 0) {
+			// Re-read: a concurrent change committed since the first read shows here.
+			const now = await tx.deletionRequest.findUniqueOrThrow({ where: { id: requestId }, select: { status: true } })
+			return { status: 'error', code: 'not-pending', clerkId, current: now.status === 'withdrawn' ? 'withdrawn' : 'processed' } as const
+		}
+		await tx.deletionRequestEvent.create({ data: { requestId, action: 'withdrawn', actor: adminId } })
+		return { status: 'ok', clerkId } as const
+	})
+}
+
+/** Whose request `requestId` was, if it is now `status` (the admin page's confirmation names it). */
+export async function closedRequestOwner(requestId: string, status: 'processed' | 'withdrawn'): Promise<string | null> {
 	if (!looksLikeUuid(requestId)) return null
 	const request = await db().deletionRequest.findFirst({
-		where: { id: requestId, status: 'processed' },
+		where: { id: requestId, status },
 		select: { user: { select: { clerkId: true } } },
 	})
 	return request?.user.clerkId ?? null
