@@ -1,6 +1,7 @@
 import { ManageBillingButton } from './manage-billing-button.tsx'
 import { PLAN_TABLE } from '#app/modules/billing/plans.ts'
 import type { SubscriptionState } from '#app/modules/billing/subscription-state.ts'
+import { formatDate } from '#app/utils/format-date.ts'
 
 /** The five statuses as people read them (the account page and the admin list). */
 export const STATUS_LABEL: Record<SubscriptionState['status'], string> = {
@@ -9,10 +10,6 @@ export const STATUS_LABEL: Record<SubscriptionState['status'], string> = {
 	past_due: 'Payment overdue',
 	canceled: 'Canceled',
 	none: 'No subscription',
-}
-
-export function formatDate(iso: string) {
-	return new Date(iso).toLocaleDateString('en-GB', { day: 'numeric', month: 'long', year: 'numeric', timeZone: 'UTC' })
 }
 
 /** What the end of the current period means for this subscription: only an active one in good standing renews. */

@@ -1,7 +1,7 @@
 import { Form } from '@remix-run/react'
 import { useEffect, useRef } from 'react'
 import { DELETION_REASON_MAX } from '#app/utils/validation/limits.ts'
-import { formatDate } from './billing-summary.tsx'
+import { formatDate } from '#app/utils/format-date.ts'
 import { ErrorSummary } from './error-summary.tsx'
 import { CountedTextAreaField, TextField } from './field.tsx'
 

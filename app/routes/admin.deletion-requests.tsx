@@ -1,7 +1,8 @@
 import { json, redirect, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
 import { Form, useActionData, useLoaderData } from '@remix-run/react'
 import { useEffect, useRef } from 'react'
-import { formatDate, STATUS_LABEL } from '#app/components/billing-summary.tsx'
+import { STATUS_LABEL } from '#app/components/billing-summary.tsx'
+import { formatDate } from '#app/utils/format-date.ts'
 import {
 	closedRequestOwner,
 	listPendingDeletionRequests,
