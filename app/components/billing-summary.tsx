@@ -1,5 +1,5 @@
 import { ManageBillingButton } from './manage-billing-button.tsx'
-import { PLAN_TABLE } from '#app/modules/billing/plans.ts'
+import { PLAN_TABLE, type Interval } from '#app/modules/billing/plans.ts'
 import type { SubscriptionState } from '#app/modules/billing/subscription-state.ts'
 import { formatDate } from '#app/utils/format-date.ts'
 
@@ -23,6 +23,8 @@ function periodEndLabel(status: SubscriptionState['status'], cancelAtPeriodEnd: 
 type Props = {
 	state: SubscriptionState
 	cancelAtPeriodEnd: boolean
+	/** How the subscription is billed; null without one. */
+	interval: Interval | null
 	/** The stored state could not be read: say so, rather than show a paying customer "Free". */
 	unavailable: boolean
 	/** The user asked for their account to be deleted: offering plans would contradict it. */
@@ -31,9 +33,17 @@ type Props = {
 	action: string
 }
 
-export function BillingSummary({ state, cancelAtPeriodEnd, unavailable, deletionPending, busy, action }: Props) {
+/** What the plan costs in the period it is billed, as /pricing shows it: "$490 a year". */
+function billedAs(plan: SubscriptionState['plan'], interval: Interval) {
+	const { monthlyPrice, yearlyPrice } = PLAN_TABLE[plan]
+	return interval === 'year' ? `$${yearlyPrice.toLocaleString('en-US')} a year` : `$${monthlyPrice.toLocaleString('en-US')} a month`
+}
+
+export function BillingSummary({ state, cancelAtPeriodEnd, interval, unavailable, deletionPending, busy, action }: Props) {
 	const ends = state.current_period_end ? formatDate(state.current_period_end) : null
 	const endLabel = periodEndLabel(state.status, cancelAtPeriodEnd)
+	const manage = state.processor_customer_id !== null
+	const offerPlans = !state.has_subscription && !deletionPending
 	if (unavailable) {
 		return (
 			<section className="card stack" aria-labelledby="billing-heading">
@@ -51,6 +61,12 @@ export function BillingSummary({ state, cancelAtPeriodEnd, unavailable, deletion
 			<dl className="facts">
 				<dt>Plan</dt>
 				<dd>{PLAN_TABLE[state.plan].name}</dd>
+				{state.has_subscription && interval ? (
+					<>
+						<dt>Price</dt>
+						<dd>{billedAs(state.plan, interval)}</dd>
+					</>
+				) : null}
 				<dt>Status</dt>
 				<dd>{STATUS_LABEL[state.status]}</dd>
 				<dt>Daily credits</dt>
@@ -65,14 +81,17 @@ export function BillingSummary({ state, cancelAtPeriodEnd, unavailable, deletion
 			{state.status === 'past_due' ? (
 				<p className="notice notice--error">Your last payment did not go through. Update your card in Manage billing to keep your plan.</p>
 			) : null}
-			<div style={{ display: 'flex', gap: '0.75rem', flexWrap: 'wrap' }}>
-				{state.processor_customer_id ? <ManageBillingButton busy={busy} action={action} /> : null}
-				{!state.has_subscription && !deletionPending ? (
-					<a className="button" href="/pricing">
-						See plans
-					</a>
-				) : null}
-			</div>
+			{/* No empty row (and its gap) when there is nothing to offer: a pending deletion, no customer. */}
+			{manage || offerPlans ? (
+				<div style={{ display: 'flex', gap: '0.75rem', flexWrap: 'wrap' }}>
+					{manage ? <ManageBillingButton busy={busy} action={action} /> : null}
+					{offerPlans ? (
+						<a className="button" href="/pricing">
+							See plans
+						</a>
+					) : null}
+				</div>
+			) : null}
 		</section>
 	)
 }

@@ -56,6 +56,7 @@ export async function loader(args: LoaderFunctionArgs) {
 		returnedFromCheckout,
 		state: overview.state,
 		cancelAtPeriodEnd: overview.cancelAtPeriodEnd,
+		interval: overview.interval,
 		billingUnavailable: overview.unavailable,
 		pending: pending ? { requestId: pending.requestId, submittedAt: pending.submittedAt.toISOString() } : null,
 		// Only while the request is pending: the address alone confirms nothing.
@@ -92,7 +93,7 @@ export async function action(args: ActionFunctionArgs) {
 }
 
 export default function AccountPage() {
-	const { email, returnedFromCheckout, state, cancelAtPeriodEnd, billingUnavailable, pending, deletionRequested } =
+	const { email, returnedFromCheckout, state, cancelAtPeriodEnd, interval, billingUnavailable, pending, deletionRequested } =
 		useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const submitting = usePendingSubmission()?.get('intent')
@@ -135,6 +136,7 @@ export default function AccountPage() {
 			<BillingSummary
 				state={state}
 				cancelAtPeriodEnd={cancelAtPeriodEnd}
+				interval={interval}
 				unavailable={billingUnavailable}
 				deletionPending={pending !== null}
 				busy={submitting === 'portal'}

@@ -47,6 +47,9 @@ describe('the pricing page for a subscriber', () => {
 		expect(await (await fetch(`${app.url}/pricing`)).text()).toMatch(/<a href="\?interval=month" aria-current="page">/)
 		const monthly = await (await fetch(`${app.url}/pricing?interval=month`, { headers: auth(userId) })).text()
 		expect(monthly).toMatch(/<a href="\?interval=month" aria-current="page">/)
+		// The account page says what they pay, in the period they are billed.
+		const account = await (await fetch(`${app.url}/account`, { headers: auth(userId) })).text()
+		expect(account).toContain('<dt>Plan</dt><dd>Studio</dd><dt>Price</dt><dd>$990 a year</dd>')
 	})
 })
 
