@@ -9,6 +9,8 @@ import { normalizeTarget, routedPath, withoutRemixInstructions } from './request
 
 // Methods that reach the routes (as a Fetch Request, through our dispatch or Remix).
 const FETCH_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+// How long a CONNECT's socket may stay open once node:http has handed it over (see 'connect').
+const HANDED_OVER_SOCKET_MS = 5_000
 // Pages answer GET and HEAD, and POST to their forms.
 const PAGE_METHOD_NOT_ALLOWED = 'This method is not allowed here.'
 const PAGE_METHOD_NOT_ALLOWED_HEADERS = {
@@ -245,14 +247,32 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 	// node:http hands a CONNECT request to 'connect' listeners with the bare socket, and without one
 	// closes the socket unanswered. This is not a proxy: CONNECT gets the answer any other method the
 	// target does not take gets (JSON 405 with Allow on /api/*), on a response bound to that socket.
-	// The socket has left the HTTP parser, so the connection closes after the answer.
-	server.on('connect', (req, socket) => {
-		const res = new http.ServerResponse(req)
-		res.shouldKeepAlive = false
+	// node:http no longer looks after this socket, so this does: errors and a client that never closes
+	// end it (none of the server's timeouts watch it), and whatever else the client sends is discarded
+	// (closing with unread bytes would reset the connection and could lose the answer).
+	server.on('connect', (req, duplex) => {
 		// node:http types it as a Duplex; for a TCP server it is the connection's net.Socket.
-		res.assignSocket(/** @type {import('node:net').Socket} */ (socket))
-		res.on('finish', () => socket.end())
-		void handle(req, res)
+		const socket = /** @type {import('node:net').Socket} */ (duplex)
+		socket.on('error', () => socket.destroy())
+		const deadline = setTimeout(() => socket.destroy(), HANDED_OVER_SOCKET_MS).unref()
+		socket.once('close', () => clearTimeout(deadline))
+		socket.resume()
+		const answer = () => {
+			if (socket.destroyed) return
+			const res = new http.ServerResponse(req)
+			res.shouldKeepAlive = false
+			res.assignSocket(socket)
+			// Not detached: the response's 'close' (the request's log line, the in-flight count) comes
+			// from this socket closing.
+			res.on('finish', () => socket.end())
+			void handle(req, res)
+		}
+		// A request pipelined before the CONNECT may still be answering on this socket: answer after it.
+		const earlier = /** @type {{ _httpMessage?: import('node:http').ServerResponse | null }} */ (socket)._httpMessage
+		// It holds the socket until its 'finish' listeners have run (node:http detaches it there), even
+		// once all its bytes are written.
+		if (earlier) earlier.once('finish', () => setImmediate(answer))
+		else answer()
 	})
 	// Responses go out in several writes (head, body chunks, end). With Nagle's algorithm on, the
 	// client's delayed ACK holds the later segments ~40 ms: measured as a 40 ms floor on p50.

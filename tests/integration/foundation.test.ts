@@ -175,7 +175,7 @@ describe('methods the API does not know', () => {
 })
 
 /** Sends raw bytes, reads until the server closes the connection (or 5 s), and splits the answer. */
-function rawExchange(bytes: string): Promise<{ status: number; head: string; body: string }> {
+function rawExchange(bytes: string): Promise<{ status: number; head: string; body: string; raw: string }> {
 	return new Promise((resolve, reject) => {
 		const socket = net.connect(app.port, '127.0.0.1', () => socket.write(bytes))
 		let answer = ''
@@ -185,7 +185,7 @@ function rawExchange(bytes: string): Promise<{ status: number; head: string; bod
 		socket.setTimeout(5_000, () => socket.destroy(new Error(`no end of answer within 5 s: ${JSON.stringify(answer)}`)))
 		socket.on('end', () => {
 			const [head = '', body = ''] = answer.split('\r\n\r\n')
-			resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), head, body })
+			resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), head, body, raw: answer })
 		})
 	})
 }
@@ -200,6 +200,50 @@ describe('CONNECT (node:http hands it over as a bare socket), and methods pages 
 		const elsewhere = await rawExchange('CONNECT /api/nope HTTP/1.1\r\nHost: x\r\n\r\n')
 		expect(elsewhere.status).toBe(404)
 		expect(JSON.parse(elsewhere.body)).toEqual({ error: expect.any(String), code: 'not-found' })
+	})
+
+	// node:http hands the socket over at a CONNECT and looks after it no more: each of these crashed the
+	// server or held its socket forever until the handler took care of them.
+	test('a request pipelined before a CONNECT is answered, then the CONNECT; the server lives on', async () => {
+		for (const earlier of ['GET /api/health', 'GET /pricing']) {
+			const answer = await rawExchange(`${earlier} HTTP/1.1\r\nHost: x\r\n\r\nCONNECT /api/contact HTTP/1.1\r\nHost: x\r\n\r\n`)
+			expect(answer.status, earlier).toBe(200)
+			expect(
+				[...answer.raw.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]),
+				earlier,
+			).toEqual(['200', '405'])
+		}
+		expect((await fetch(`${app.url}/api/health`)).status).toBe(200)
+	})
+
+	test('a client that resets the connection right after its CONNECT does not take the server down', async () => {
+		for (let i = 0; i < 3; i++) {
+			await new Promise<void>((resolve) => {
+				const socket = net.connect(app.port, '127.0.0.1', () => {
+					socket.write('CONNECT /api/contact HTTP/1.1\r\nHost: x\r\n\r\n')
+					socket.resetAndDestroy()
+				})
+				socket.on('close', () => resolve())
+				socket.on('error', () => {})
+			})
+		}
+		await new Promise((resolve) => setTimeout(resolve, 200))
+		expect((await fetch(`${app.url}/api/health`)).status).toBe(200)
+	})
+
+	test('a client that keeps its side open after the answer is let go by the server, which then logs the request', async () => {
+		// The log line is written when the server is done with the connection: here, only once the
+		// server gives up on a client that never closes its side (none of node:http's timeouts apply).
+		const path = `/api/held-${Date.now()}`
+		const socket = net.connect({ port: app.port, host: '127.0.0.1', allowHalfOpen: true }, () =>
+			socket.write(`CONNECT ${path} HTTP/1.1\r\nHost: x\r\n\r\n`),
+		)
+		socket.resume()
+		try {
+			await until(() => app.output().includes(`CONNECT ${path} 404`), 15_000, 'the server let go of the held connection')
+		} finally {
+			socket.destroy()
+		}
 	})
 
 	test.each(['CONNECT example.com:443', 'CONNECT /pricing', 'TRACE /pricing', 'PROPFIND /'])(
