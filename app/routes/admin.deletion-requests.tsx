@@ -88,14 +88,14 @@ function refuse(args: ActionFunctionArgs, message: string, status: number) {
 }
 
 /** Done: Post/Redirect/Get to a page that reads the outcome back. Refused: a notice that stays. */
-function answer<Refusal extends { status: 'error'; code: string }>(
+function answer<Failure extends { status: 'error'; code: string }>(
 	args: ActionFunctionArgs,
-	result: { status: 'ok' } | Refusal,
+	result: { status: 'ok' } | Failure,
 	outcome: string,
-	message: (refusal: Refusal) => string,
+	message: (failure: Failure) => string,
 ) {
 	if (result.status === 'ok') return redirect(`${PAGE_PATH}?${outcome}`, 303)
-	return refuse(args, message(result as Refusal), result.code === 'not-found' ? 404 : 409)
+	return refuse(args, message(result as Failure), result.code === 'not-found' ? 404 : 409)
 }
 
 export default function DeletionRequestsAdmin() {

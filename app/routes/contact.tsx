@@ -81,7 +81,7 @@ export default function ContactPage() {
 	// After a send with JavaScript, focus moves to this heading (useFocusPageOnNavigation, root.tsx).
 	if (sent && !data) {
 		return (
-			<div className="stack" style={{ maxWidth: '40rem' }}>
+			<div className="stack narrow">
 				<h1 tabIndex={-1}>Message sent</h1>
 				<p className="notice notice--ok" role="status">
 					Thank you: your message is on its way to our support team. We reply by email, usually within one business day.
@@ -96,7 +96,7 @@ export default function ContactPage() {
 	const values = data?.values ?? {}
 	const errors = data?.errors ?? {}
 	return (
-		<div className="stack" style={{ maxWidth: '40rem' }}>
+		<div className="stack narrow">
 			<h1>Contact support</h1>
 			<p className="lead">Questions about plans, billing or your account? Write to us and we will reply by email.</p>
 			{data?.formError ? (

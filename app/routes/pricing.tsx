@@ -28,11 +28,20 @@ function intervalOf(value: string | null): Interval {
 	return value === 'year' ? 'year' : 'month'
 }
 
+/** The page still opens without it (checkout checks again before anything is opened), but it is logged. */
+function unreadDeletionRequest(clerkId: string, error: Error) {
+	console.error(`billing: the pricing page could not read the pending deletion request of ${clerkId}: ${error.message}`)
+	return null
+}
+
 export async function loader(args: LoaderFunctionArgs) {
 	const url = new URL(args.request.url)
 	const clerkId = await pageUserId(args)
 	const [overview, pendingDeletion] = clerkId
-		? await Promise.all([billingOverview(clerkId), pendingDeletionRequestOf(clerkId).catch(() => null)])
+		? await Promise.all([
+				billingOverview(clerkId),
+				pendingDeletionRequestOf(clerkId).catch((error: Error) => unreadDeletionRequest(clerkId, error)),
+			])
 		: [null, null]
 	// The plan and the period it is billed in: the same plan in the other period is not what they have.
 	const current = overview?.state.has_subscription && overview.interval ? { plan: overview.state.plan, interval: overview.interval } : null

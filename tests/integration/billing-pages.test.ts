@@ -86,6 +86,7 @@ describe('a user who asked for the account to be deleted', () => {
 		expect(html.match(/Not available while your account is due to be deleted\./g)).toHaveLength(6)
 
 		const sessionsBefore = standIns.stripe.store.all('checkout.session').length
+		const customersBefore = standIns.stripe.store.all('customer').length
 		const response = await postJson(`${app.url}/api/billing/checkout`, { plan: 'solo' }, auth(userId))
 		expect(response.status).toBe(409)
 		expect(await response.json()).toEqual({ error: expect.any(String), code: 'deletion-pending' })
@@ -100,6 +101,7 @@ describe('a user who asked for the account to be deleted', () => {
 		expect(fromPage.status).toBe(409)
 		expect(await fromPage.text()).toContain('You asked for your account to be deleted, so a plan cannot be started. Nothing was charged.')
 		expect(standIns.stripe.store.all('checkout.session')).toHaveLength(sessionsBefore)
+		expect(standIns.stripe.store.all('customer')).toHaveLength(customersBefore)
 	})
 })
 

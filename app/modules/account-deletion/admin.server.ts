@@ -68,7 +68,11 @@ export async function markDeletionRequestProcessed(requestId: string, adminId: s
 			where: { id: requestId, status: 'pending' },
 			data: { status: 'processed', processedAt, processedBy: adminId },
 		})
-		if (updated.count === 0) return { status: 'error', code: 'already-processed', clerkId } as const
+		if (updated.count === 0) {
+			// Re-read: a withdrawal or a processing committed since the first read shows here.
+			const now = await tx.deletionRequest.findUniqueOrThrow({ where: { id: requestId }, select: { status: true } })
+			return { status: 'error', code: now.status === 'withdrawn' ? 'withdrawn' : 'already-processed', clerkId } as const
+		}
 		await tx.deletionRequestEvent.create({ data: { requestId, action: 'processed', actor: adminId, at: processedAt } })
 		return { status: 'ok', processedAt, clerkId } as const
 	})

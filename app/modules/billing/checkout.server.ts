@@ -18,8 +18,10 @@ export function trialEligible(trialUsed: boolean, hasSubscriptionRecord: boolean
 	return !trialUsed && !hasSubscriptionRecord
 }
 
-/** Starts a hosted checkout for the signed-in user (contract.md "Checkout session"). */
-/** `account`: the user, read with their pending deletion request (`userWithPendingDeletion`). */
+/**
+ * Starts a hosted checkout for the signed-in user (contract.md "Checkout session"). `account` is the
+ * user read with their pending deletion request (`userWithPendingDeletion`).
+ */
 export async function startCheckout(account: UserWithPendingDeletion, { plan, interval }: CheckoutRequest): Promise<CheckoutResult> {
 	const { user } = account
 	const processor = stripe()
