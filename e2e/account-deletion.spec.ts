@@ -147,6 +147,15 @@ for (const javaScriptEnabled of [true, false]) {
 			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
 			await screenshotAtViewports(page, `account-deletion-filed${suffix}`)
 
+			// While the request is pending, /pricing says why no plan can be started, and offers none (0020).
+			await page.goto('/pricing')
+			await expect(page.getByText(/You asked for your account to be deleted on .+, so new plans cannot be started\./)).toBeVisible()
+			await expect(page.getByRole('button', { name: /^(Start free trial|Subscribe)/ })).toHaveCount(0)
+			await expect(page.getByText('Not available while your account is due to be deleted.')).toHaveCount(6)
+			if (javaScriptEnabled) await settle(page)
+			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
+			await screenshotAtViewports(page, `pricing-deletion-pending${suffix}`)
+
 			// The admin page does not exist for this user.
 			expect((await page.goto('/admin/deletion-requests'))?.status()).toBe(404)
 
