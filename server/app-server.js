@@ -257,8 +257,21 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 		const deadline = setTimeout(() => socket.destroy(), HANDED_OVER_SOCKET_MS).unref()
 		socket.once('close', () => clearTimeout(deadline))
 		socket.resume()
+		// Requests pipelined before the CONNECT may still be answering on this socket, one after another.
+		// node:http took its own 'drain' listener away with the socket: without it, a response larger
+		// than the socket's buffer would wait for a 'drain' that never reaches it.
+		const held = /** @type {{ _httpMessage?: import('node:http').ServerResponse | null }} */ (socket)
+		const forwardDrain = () => held._httpMessage?.emit('drain')
+		socket.on('drain', forwardDrain)
 		const answer = () => {
 			if (socket.destroyed) return
+			// Wait for each earlier response in turn: node:http gives the socket to the next one in its
+			// 'finish' listeners, so look again once those have run.
+			const earlier = held._httpMessage
+			if (earlier) return void earlier.once('finish', () => setImmediate(answer))
+			socket.off('drain', forwardDrain)
+			// An earlier response that ended the connection (Connection: close) leaves nothing to answer on.
+			if (!socket.writable) return void socket.destroy()
 			const res = new http.ServerResponse(req)
 			res.shouldKeepAlive = false
 			res.assignSocket(socket)
@@ -267,12 +280,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			res.on('finish', () => socket.end())
 			void handle(req, res)
 		}
-		// A request pipelined before the CONNECT may still be answering on this socket: answer after it.
-		const earlier = /** @type {{ _httpMessage?: import('node:http').ServerResponse | null }} */ (socket)._httpMessage
-		// It holds the socket until its 'finish' listeners have run (node:http detaches it there), even
-		// once all its bytes are written.
-		if (earlier) earlier.once('finish', () => setImmediate(answer))
-		else answer()
+		answer()
 	})
 	// Responses go out in several writes (head, body chunks, end). With Nagle's algorithm on, the
 	// client's delayed ACK holds the later segments ~40 ms: measured as a 40 ms floor on p50.

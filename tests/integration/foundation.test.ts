@@ -1,6 +1,8 @@
 import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
+import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
@@ -213,6 +215,28 @@ describe('CONNECT (node:http hands it over as a bare socket), and methods pages 
 				earlier,
 			).toEqual(['200', '405'])
 		}
+		expect((await fetch(`${app.url}/api/health`)).status).toBe(200)
+	})
+
+	test('several requests pipelined before a CONNECT, one larger than the socket buffer, are all answered and logged, then the CONNECT', async () => {
+		const assets = path.join(projectRoot, 'build', 'client', 'assets')
+		const largest = fs
+			.readdirSync(assets)
+			.map((name) => ({ name, size: fs.statSync(path.join(assets, name)).size }))
+			.sort((a, b) => b.size - a.size)[0]!
+		expect(largest.size).toBeGreaterThan(200_000)
+		const asset = `/assets/${largest.name}`
+		const logged = app.output().length
+		// A path of its own: the log is written in batches, and another test's CONNECT line may arrive late.
+		const connectPath = `/api/pipelined-${Date.now()}`
+		const requests = [`GET ${asset}`, 'GET /api/health', 'GET /contact', `GET ${asset}`, `CONNECT ${connectPath}`]
+		const answer = await rawExchange(requests.map((line) => `${line} HTTP/1.1\r\nHost: x\r\n\r\n`).join(''))
+		expect([...answer.raw.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1])).toEqual(['200', '200', '200', '200', '404'])
+		expect(answer.raw.length).toBeGreaterThan(2 * largest.size)
+		// Every request was finished with, not left counted in flight: each has its log line.
+		await until(() => app.output().slice(logged).includes(`CONNECT ${connectPath} 404`), 10_000, 'the CONNECT log line')
+		const lines = app.output().slice(logged)
+		expect(lines.match(new RegExp(`^GET ${asset} 200 `, 'gm')), lines).toHaveLength(2)
 		expect((await fetch(`${app.url}/api/health`)).status).toBe(200)
 	})
 
