@@ -12,21 +12,26 @@ afterEach(() => {
 })
 
 /** nodemailer's Mailer composing the same content, with the same date, Message-ID and boundary. */
-async function composedByNodemailer(content: MailContent, unique: string, messageId: string) {
-	return (await new MailComposer({ ...content, messageId, baseBoundary: unique }).compile().build()).toString('utf8')
+function composedByNodemailer(content: MailContent, unique: string, messageId: string) {
+	return new MailComposer({ ...content, messageId, baseBoundary: unique }).compile()
 }
 
 async function expectSameAsNodemailer(content: MailContent) {
 	vi.useFakeTimers({ now: new Date('2026-11-24T10:20:30.456Z'), toFake: ['Date'] })
 	const prepared = prepareMessage(content)
 	const messageId = prepared.getHeader('Message-ID') as string
-	expect(prepared.raw.toString('utf8')).toBe(await composedByNodemailer(content, prepared.baseBoundary, messageId))
+	const composed = composedByNodemailer(content, prepared.baseBoundary, messageId)
+	expect(prepared.raw.toString('utf8')).toBe((await composed.build()).toString('utf8'))
+	// The envelope is worked out once per sender: still the one nodemailer derives for this message.
+	expect(prepared.getEnvelope()).toEqual(composed.getEnvelope())
+	expect(prepared.messageId()).toBe(composed.messageId())
 }
 
 const SENDERS = [
 	{ to: 'support@localhost', from: 'no-reply@localhost' },
 	{ to: 'Support <support@callsheet.app>', from: 'Callsheet <no-reply@callsheet.app>' },
 	{ to: '"Équipe, support" <support@callsheet.app>', from: 'Callsheet Ünïcode <no-reply@callsheet.app>' },
+	{ to: 'ops@bücher.de, Second <second@callsheet.app>', from: '"Callsheet, Inc." <no-reply@ünïcode.example>' },
 ]
 
 const SUBMISSIONS = [
@@ -43,6 +48,17 @@ const SUBMISSIONS = [
 		message: '<script>alert(1)</script> & "quotes"',
 	},
 	{ name: 'x', email: 'x@example.com', subject: 'x', message: 'x\n'.repeat(5000) },
+	// Where nodemailer's choice of transfer encoding turns: lines of 76 and 77 characters (7bit, then
+	// quoted-printable), control characters counted against latin letters (then base64).
+	{ name: 'Widths', email: 'w@example.com', subject: 'line of 76', message: 'a'.repeat(76) },
+	{ name: 'Widths', email: 'w@example.com', subject: 'line of 77', message: 'b'.repeat(77) },
+	{ name: 'Controls', email: 'c@example.com', subject: 'backspaces', message: '\b'.repeat(200) },
+	...['\x0b', '\x0c', '\x0e', '\x1f', '\x7f', '\u0080'].map((char) => ({
+		name: 'Controls',
+		email: 'c@example.com',
+		subject: `U+${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+		message: char.repeat(200),
+	})),
 ]
 
 describe('the retry key of a contact message', () => {
@@ -79,7 +95,7 @@ describe('a prepared message', () => {
 		await expectSameAsNodemailer(contactEmail(submission, sender))
 	})
 
-	test('is the message nodemailer writes, for 200 random submissions', async () => {
+	test('is the message nodemailer writes, with its envelope, for 1 000 random submissions', async () => {
 		const alphabet = [
 			'a',
 			'Z',
@@ -109,8 +125,10 @@ describe('a prepared message', () => {
 			Array.from({ length: 1 + Math.floor(random() * max) }, () => alphabet[Math.floor(random() * alphabet.length)])
 				.join('')
 				.trim() || 'x'
-		for (let i = 0; i < 200; i++) {
-			const submission = { name: text(40), email: 'fuzz@example.com', subject: text(120), message: text(3000) }
+		const emails = ['fuzz@example.com', 'o.brien+tag@xn--bcher-kva.de', 'x@bücher.de', "a'b&c@sub.example.co.uk"]
+		for (let i = 0; i < 1000; i++) {
+			const email = emails[i % emails.length]!
+			const submission = { name: text(40), email, subject: text(120), message: text(i % 10 === 0 ? 3000 : 300) }
 			await expectSameAsNodemailer(contactEmail(submission, SENDERS[i % SENDERS.length]!))
 		}
 	})

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto'
 import { Readable } from 'node:stream'
 import * as base64 from 'nodemailer/lib/base64'
+import * as mimeFuncs from 'nodemailer/lib/mime-funcs'
 import MimeNode from 'nodemailer/lib/mime-node'
 import * as qp from 'nodemailer/lib/qp'
 
@@ -20,19 +21,44 @@ export type MailContent = {
 	retryKey?: string
 }
 
-/**
- * A message whose bytes are already written. It is nodemailer's own MIME tree (nodemailer encodes and
- * folds the headers, punycodes addresses, picks each part's transfer encoding, and derives the SMTP
- * envelope), written out once, synchronously, instead of through the chain of streams and
- * `setImmediate` hops nodemailer uses for a message of any shape: for a text + HTML message that
- * chain cost ~450 µs of CPU per message, most of POST /api/contact (docs/decisions/0018). The bytes
- * are the same as nodemailer's (prepared-message.server.test.ts compares them).
- */
-export class PreparedMessage extends MimeNode {
-	raw = Buffer.alloc(0)
+type Envelope = { from: string | false; to: string[] }
 
-	/** What nodemailer's SMTP pool reads the message from. */
-	override createReadStream(): Readable {
+/**
+ * A message whose bytes are already written: what nodemailer's MailComposer writes for `{ from, to,
+ * replyTo, subject, text, html }`, byte for byte (prepared-message.server.test.ts compares them), but
+ * written at once instead of through nodemailer's chain of streams, and with the parts that are the
+ * same in every message (the sender's and recipient's header lines, the envelope, the parts' content
+ * types) encoded once per sender (docs/decisions/0018). Every value is still encoded by nodemailer's
+ * own functions: headers by `MimeNode#encodeHeaderValue` and `foldLines`, bodies by its `qp` and
+ * `base64` helpers, by the transfer encoding nodemailer's rules pick.
+ *
+ * nodemailer's SMTP pool reads a message through four methods (smtp-pool/, nodemailer pinned):
+ * `getEnvelope`, `messageId`, `getHeader('message-id')` and `createReadStream`. This class has those.
+ */
+export class PreparedMessage {
+	constructor(
+		readonly raw: Buffer,
+		/** The random part of the multipart boundary (the `baseBoundary` MailComposer would be given). */
+		readonly baseBoundary: string,
+		private readonly messageIdValue: string,
+		private readonly envelope: Envelope,
+	) {}
+
+	messageId(): string {
+		return this.messageIdValue
+	}
+
+	getHeader(key: string): string | undefined {
+		return key.toLowerCase() === 'message-id' ? this.messageIdValue : undefined
+	}
+
+	/** A copy each time: the pool adds its own fields (dsn) to the envelope it is given. */
+	getEnvelope(): Envelope {
+		return { from: this.envelope.from, to: [...this.envelope.to] }
+	}
+
+	/** What nodemailer's SMTP pool reads the message from (again for each retry). */
+	createReadStream(): Readable {
 		const raw = this.raw
 		let sent = false
 		return new Readable({
@@ -45,44 +71,118 @@ export class PreparedMessage extends MimeNode {
 	}
 }
 
+/** nodemailer's header encoding, without a message: its instance methods read no message state. */
+const encoder = new MimeNode(false, { baseBoundary: 'encoder' })
+
+/** A header line as MimeNode#buildHeaders writes it: encoded, folded at 76; nothing when empty. */
+function headerLine(key: string, value: Parameters<MimeNode['encodeHeaderValue']>[1]): string {
+	const encoded = encoder.encodeHeaderValue(key, value)
+	return encoded.trim() ? `${mimeFuncs.foldLines(`${key}: ${encoded}`, 76)}\r\n` : ''
+}
+
+type Sender = { lines: string; envelope: Envelope; domain: string }
+
+const MAX_SENDERS = 8
+const senders = new Map<string, Sender>()
+
+/**
+ * The From and To lines and the SMTP envelope, the same for every message with the same sender and
+ * recipient (the service's configuration): encoded once. Bounded, so a caller varying them cannot
+ * grow it.
+ */
+function senderOf(from: string, to: string): Sender {
+	const key = `${from}\n${to}`
+	const known = senders.get(key)
+	if (known) return known
+	const node = new MimeNode(false, { baseBoundary: 'sender' })
+	node.setHeader('From', from)
+	node.setHeader('To', to)
+	const envelope = node.getEnvelope()
+	const sender = {
+		lines: headerLine('From', from) + headerLine('To', to),
+		envelope,
+		domain: (envelope.from || 'localhost').split('@').pop()!,
+	}
+	if (senders.size >= MAX_SENDERS) senders.clear()
+	senders.set(key, sender)
+	return sender
+}
+
+/** As MimeNode#getEnvelope: a From without an address leaves the envelope sender to the Reply-To. */
+function envelopeOf(sender: Sender, content: MailContent): Envelope {
+	if (sender.envelope.from) return sender.envelope
+	const node = new MimeNode(false, { baseBoundary: 'sender' })
+	node.setHeader('From', content.from)
+	node.setHeader('To', content.to)
+	node.setHeader('Reply-To', content.replyTo)
+	return node.getEnvelope()
+}
+
+/** A part's Content-Type as MimeNode writes it (parsed and rebuilt), for each of our two parts. */
+const partContentType = (type: string) =>
+	headerLine('Content-Type', mimeFuncs.buildHeaderValue(mimeFuncs.parseHeaderValue(type, { stripComments: true })))
+const TEXT_PART = partContentType('text/plain; charset=utf-8')
+const HTML_PART = partContentType('text/html; charset=utf-8')
+
+/** As MimeNode#getTransferEncoding for a text part holding a string (setContent's checks). */
+function transferEncoding(content: string): '7bit' | 'quoted-printable' | 'base64' {
+	if (mimeFuncs.isPlainText(content) && !mimeFuncs.hasLongerLines(content, 76)) return '7bit'
+	return mostlyLatin(content) ? 'quoted-printable' : 'base64'
+}
+
+/** As MimeNode#_getTextEncoding: quoted-printable when latin letters outnumber the other bytes. */
+function mostlyLatin(value: string): boolean {
+	let nonLatin = 0
+	let latin = 0
+	for (let i = 0; i < value.length; i++) {
+		const code = value.charCodeAt(i)
+		if (code <= 0x08 || code === 0x0b || code === 0x0c || (code >= 0x0e && code <= 0x1f) || code >= 0x80) nonLatin++
+		else if ((code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a)) latin++
+	}
+	return nonLatin < latin
+}
+
+/** A leaf part: its headers, the blank line, its encoded body (as MimeNode#stream writes a text part). */
+function part(contentTypeLine: string, content: string): string {
+	if (!content) return `${contentTypeLine}\r\n`
+	const encoding = transferEncoding(content)
+	const body =
+		encoding === 'quoted-printable'
+			? qp.wrap(qp.encode(content), 76)
+			: encoding === 'base64'
+				? base64.wrap(base64.encode(content), 76)
+				: content
+	return `${contentTypeLine}Content-Transfer-Encoding: ${encoding}\r\n\r\n${body}`
+}
+
 export function prepareMessage(content: MailContent): PreparedMessage {
+	const sender = senderOf(content.from, content.to)
 	// One random value per message from randomUUID's buffered entropy: nodemailer draws 8 times from
 	// crypto.randomBytes per message (a boundary per node and the Message-ID), ~60 µs of CPU here.
 	const unique = crypto.randomUUID().replaceAll('-', '')
-	const root = new PreparedMessage('multipart/alternative', { baseBoundary: unique })
-	root.setHeader('From', content.from)
-	root.setHeader('To', content.to)
-	root.setHeader('Reply-To', content.replyTo)
-	root.setHeader('Subject', content.subject)
-	const senderDomain = (root.getEnvelope().from || 'localhost').split('@').pop()
-	root.setHeader('Message-ID', `<${content.retryKey ? sameOnRetry(content.retryKey) : unique}@${senderDomain}>`)
-	root.createChild('text/plain; charset=utf-8', { baseBoundary: unique }).setContent(content.text)
-	root.createChild('text/html; charset=utf-8', { baseBoundary: unique }).setContent(content.html)
-	root.raw = Buffer.from(written(root), 'utf8')
-	return root
+	const messageId = encoder.encodeHeaderValue(
+		'Message-ID',
+		`<${content.retryKey ? sameOnRetry(content.retryKey) : unique}@${sender.domain}>`,
+	)
+	// The root is MimeNode's first node: its boundary is `--_NmP-<base>-Part_1`.
+	const boundary = `--_NmP-${unique}-Part_1`
+	const headers =
+		sender.lines +
+		headerLine('Reply-To', content.replyTo) +
+		headerLine('Subject', content.subject) +
+		`Message-ID: ${messageId}\r\n` +
+		`Date: ${new Date().toUTCString().replace(/GMT/, '+0000')}\r\n` +
+		'MIME-Version: 1.0\r\n' +
+		headerLine('Content-Type', mimeFuncs.buildHeaderValue({ value: 'multipart/alternative', params: { boundary } }))
+	const written =
+		`${headers}\r\n` +
+		`--${boundary}\r\n${part(TEXT_PART, content.text)}` +
+		`\r\n--${boundary}\r\n${part(HTML_PART, content.html)}` +
+		`\r\n--${boundary}--\r\n`
+	return new PreparedMessage(Buffer.from(written, 'utf8'), unique, messageId, envelopeOf(sender, content))
 }
 
 /** 128 bits of a SHA-256 of the key: as unique as the random Message-ID, and the same for the same key. */
 function sameOnRetry(retryKey: string): string {
 	return crypto.createHash('sha256').update(retryKey).digest('hex').slice(0, 32)
-}
-
-/** The node as nodemailer's MimeNode#createReadStream writes it, for nodes whose content is text. */
-function written(node: MimeNode): string {
-	let out = `${node.buildHeaders()}\r\n\r\n`
-	if (typeof node.content === 'string' && node.content) out += encodedBody(node.content, node.getTransferEncoding())
-	else if (node.content) throw new Error('a prepared message holds text content only')
-	if (node.multipart) {
-		node.childNodes.forEach((child, index) => {
-			out += `${index > 0 ? '\r\n' : ''}--${node.boundary}\r\n${written(child)}`
-		})
-		out += `\r\n--${node.boundary}--\r\n`
-	}
-	return out
-}
-
-function encodedBody(content: string, transferEncoding: string | false): string {
-	if (transferEncoding === 'quoted-printable') return qp.wrap(qp.encode(content), 76)
-	if (transferEncoding === 'base64') return base64.wrap(base64.encode(content), 76)
-	return content
 }
