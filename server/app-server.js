@@ -236,13 +236,34 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 	server.on('clientError', (/** @type {NodeJS.ErrnoException} */ error, socket) => {
 		if (!socket.writable || error.code === 'ECONNRESET') return socket.destroy()
 		const tooLarge = error.code === 'HPE_HEADER_OVERFLOW'
-		const message = tooLarge ? 'The request headers are too large.' : 'The request is malformed.'
-		const body = malformedBody(message)
-		socket.end(
+		const body = malformedBody(tooLarge ? 'The request headers are too large.' : 'The request is malformed.')
+		const badRequest =
 			// 400 for both: the contract gives bad-body one status (a 431 would be a second meaning of the code).
 			'HTTP/1.1 400 Bad Request\r\n' +
-				`Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
-		)
+			`Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`
+		const held =
+			/** @type {{ _httpMessage?: import('node:http').ServerResponse | null, parser?: { incoming?: import('node:http').IncomingMessage | null } | null }} */ (
+				socket
+			)
+		// The bad bytes follow whole requests (stray bytes after them, a malformed next request) whose
+		// answers are still to go out: those answers first, in order, then the 400. Written at once, the
+		// 400 would reach the client before, or inside, the answer to a request it sent correctly.
+		const current = held.parser?.incoming
+		if (held._httpMessage && (!current || current.complete)) {
+			const answer = () => {
+				if (socket.destroyed) return
+				// node:http gives the socket to the next queued response in its 'finish' listeners.
+				const earlier = held._httpMessage
+				if (earlier) return void earlier.once('finish', () => setImmediate(answer))
+				// An answer that closed the connection (Connection: close, HTTP/1.0) leaves nothing to answer on;
+				// node:http ends the socket once that answer is written.
+				if (socket.writable) socket.end(badRequest)
+			}
+			return answer()
+		}
+		// The bad bytes are in the request being answered (its body): a 400 now, unless its answer has begun.
+		if (held._httpMessage?.headersSent) return socket.destroy()
+		socket.end(badRequest)
 	})
 	// node:http hands a CONNECT request to 'connect' listeners with the bare socket, and without one
 	// closes the socket unanswered. This is not a proxy: CONNECT gets the answer any other method the

@@ -281,6 +281,55 @@ describe('CONNECT (node:http hands it over as a bare socket), and methods pages 
 	)
 })
 
+describe('bytes node:http cannot parse, after requests it could', () => {
+	const statuses = (raw: string) => [...raw.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1])
+
+	test('stray bytes after a request that closes the connection: its answer, and no 400', async () => {
+		for (const earlier of ['GET /api/health', 'GET /pricing', 'HEAD /contact']) {
+			const answer = await rawExchange(`${earlier} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n\u0001\u0002 stray\r\n\r\n`)
+			expect(statuses(answer.raw), earlier).toEqual(['200'])
+			expect(answer.raw, earlier).not.toMatch(/malformed/)
+		}
+		// HTTP/1.0 closes by default.
+		const old = await rawExchange('GET /pricing HTTP/1.0\r\nHost: x\r\n\r\nnot http at all\r\n\r\n')
+		expect(statuses(old.raw.replace(/^HTTP\/1\.0/, 'HTTP/1.1'))).toEqual(['200'])
+		expect(old.raw).toMatch(/<\/html>$/)
+	})
+
+	test('a malformed request pipelined after good ones (kept alive): their answers in order, then a 400 in JSON, then the close', async () => {
+		const answer = await rawExchange(
+			'GET /pricing HTTP/1.1\r\nHost: x\r\n\r\nGET /api/health HTTP/1.1\r\nHost: x\r\n\r\nNOT A REQUEST LINE\r\n\r\n',
+		)
+		expect(statuses(answer.raw)).toEqual(['200', '200', '400'])
+		const [, last] = answer.raw.split('HTTP/1.1 400 Bad Request')
+		expect(JSON.parse(last!.split('\r\n\r\n')[1]!)).toMatchObject({ error: 'The request is malformed.', code: 'bad-body' })
+		expect(answer.raw.indexOf('</html>')).toBeLessThan(answer.raw.indexOf('HTTP/1.1 400'))
+	})
+
+	test.each([
+		['/api/contact', 'application/json', '{"n'],
+		['/contact', 'application/x-www-form-urlencoded', 'n=a'],
+	])(
+		'a request to %s whose own body breaks off malformed (a bad chunk size) gets the 400, and the server goes on, logging no failure',
+		async (path, type, start) => {
+			const logged = app.output().length
+			const answer = await rawExchange(
+				`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n${start}\r\nZZ\r\n\r\n`,
+			)
+			expect(statuses(answer.raw)).toEqual(['400'])
+			await until(() => app.output().slice(logged).includes(`POST ${path} `), 5_000, 'the access log line')
+			expect(app.output().slice(logged)).not.toMatch(/fail|error/i)
+			expect((await fetch(`${app.url}/api/health`)).status).toBe(200)
+		},
+	)
+
+	test('a malformed request alone is still a 400 in JSON at once', async () => {
+		const answer = await rawExchange('NOT A REQUEST LINE\r\n\r\n')
+		expect(statuses(answer.raw)).toEqual(['400'])
+		expect(answer.head).toMatch(/^content-type: application\/json/im)
+	})
+})
+
 describe('a body refused before it was read', () => {
 	test('413 arrives while the client is still sending, and the connection then serves the next request', async () => {
 		const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
@@ -356,6 +405,20 @@ describe('a JSON body arriving in pieces', () => {
 		// The request is logged as nginx logs it, 499 (the log is batched), and nothing else: no failure
 		// line, no mail attempt.
 		await until(() => app.output().slice(logged).includes('POST /api/contact 499 '), 5_000, 'the access log line')
+		expect(app.output().slice(logged)).not.toMatch(/fail|error/i)
+		expect((await fetch(`${app.url}/api/health`)).status).toBe(200)
+	})
+
+	test.each([
+		['/api/contact', 'application/json', '{"name":"Ada",'],
+		['/contact', 'application/x-www-form-urlencoded', 'name=Ada&email='],
+	])('a client that leaves halfway through a chunked body to %s: the same, no failure logged', async (path, type, piece) => {
+		const logged = app.output().length
+		const head = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${type}\r\nTransfer-Encoding: chunked\r\n\r\n`
+		const chunk = `${Buffer.byteLength(piece).toString(16)}\r\n${piece}\r\n`
+		const answer = await within(sendInPieces(head, [chunk], { leaveEarly: true }), 10_000, 'the close')
+		expect(answer).toBe('')
+		await until(() => app.output().slice(logged).includes(`POST ${path} 499 `), 5_000, 'the access log line')
 		expect(app.output().slice(logged)).not.toMatch(/fail|error/i)
 		expect((await fetch(`${app.url}/api/health`)).status).toBe(200)
 	})
