@@ -80,6 +80,18 @@ export class PayloadTooLargeError extends Error {
 	}
 }
 
+/**
+ * The body stopped before its end: the client closed the connection, or its framing broke (a bad
+ * chunk) and the server answered the connection's 400 itself. Nothing of ours failed; there is
+ * usually nobody left to answer.
+ */
+export class BodyCutOffError extends Error {
+	constructor() {
+		super('The body ended before it was complete.')
+		this.name = 'BodyCutOffError'
+	}
+}
+
 /** Reads at most MAX_BODY_BYTES, so a client cannot make us buffer an unbounded body. */
 export async function readBodyText(request: Request, maxBytes: number = MAX_BODY_BYTES): Promise<string> {
 	return (await readBodyBytes(request, maxBytes)).toString('utf8')
@@ -98,7 +110,13 @@ async function readBodyBytes(request: Request, maxBytes: number): Promise<Buffer
 	const chunks: Uint8Array[] = []
 	let size = 0
 	for (;;) {
-		const { done, value } = await reader.read()
+		let chunk: ReadableStreamReadResult<Uint8Array>
+		try {
+			chunk = await reader.read()
+		} catch {
+			throw new BodyCutOffError()
+		}
+		const { done, value } = chunk
 		if (done) break
 		size += value.byteLength
 		if (size > maxBytes) {
