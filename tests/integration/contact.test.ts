@@ -1,5 +1,6 @@
 import crypto from 'node:crypto'
 import fs from 'node:fs'
+import http from 'node:http'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { startSmtpSink, type SmtpSink } from '../mocks/smtp.ts'
@@ -374,6 +375,33 @@ describe('the /contact page', () => {
 		await sink.waitForMessage((m) => m.subject === '[Contact] From the page')
 		const confirmation = await (await fetch(`${app.url}/contact?sent=1`)).text()
 		expect(confirmation).toContain('Message sent')
+	})
+
+	test('behind a proxy that gives the server its own Host and the public one in X-Forwarded-Host, the form still works', async () => {
+		// nginx's default (`proxy_set_header Host $proxy_host`) with `X-Forwarded-Host $host`, as the
+		// README asks: Remix compares the browser's Origin with X-Forwarded-Host, else with Host.
+		const body = new URLSearchParams({ ...valid, subject: 'Through the proxy', website: '' }).toString()
+		const status = await new Promise<number>((resolve, reject) => {
+			const request = http.request(
+				`${app.url}/contact`,
+				{
+					method: 'POST',
+					headers: {
+						Host: '127.0.0.1:3000',
+						'X-Forwarded-Host': new URL(app.url).host,
+						Origin: app.url,
+						'X-Forwarded-For': uniqueIp(),
+						'Content-Type': 'application/x-www-form-urlencoded',
+						'Content-Length': Buffer.byteLength(body),
+					},
+				},
+				(response) => (response.resume(), resolve(response.statusCode!)),
+			)
+			request.on('error', reject)
+			request.end(body)
+		})
+		expect(status).toBe(303)
+		await sink.waitForMessage((m) => m.subject === '[Contact] Through the proxy')
 	})
 
 	test('a message of 10 000 characters in any script is sent (url-encoded, Japanese is ~90 KB)', async () => {
