@@ -88,7 +88,8 @@ const senders = new Map<string, Sender>()
 /**
  * The From and To lines and the SMTP envelope, the same for every message with the same sender and
  * recipient (the service's configuration): encoded once. Bounded, so a caller varying them cannot
- * grow it.
+ * grow it. The envelope sender is From's address: MAIL_FROM is validated as a mailbox at start-up, so
+ * nodemailer's fallback to Reply-To for a From without one never applies.
  */
 function senderOf(from: string, to: string): Sender {
 	const key = `${from}\n${to}`
@@ -106,16 +107,6 @@ function senderOf(from: string, to: string): Sender {
 	if (senders.size >= MAX_SENDERS) senders.clear()
 	senders.set(key, sender)
 	return sender
-}
-
-/** As MimeNode#getEnvelope: a From without an address leaves the envelope sender to the Reply-To. */
-function envelopeOf(sender: Sender, content: MailContent): Envelope {
-	if (sender.envelope.from) return sender.envelope
-	const node = new MimeNode(false, { baseBoundary: 'sender' })
-	node.setHeader('From', content.from)
-	node.setHeader('To', content.to)
-	node.setHeader('Reply-To', content.replyTo)
-	return node.getEnvelope()
 }
 
 /** A part's Content-Type as MimeNode writes it (parsed and rebuilt), for each of our two parts. */
@@ -179,7 +170,7 @@ export function prepareMessage(content: MailContent): PreparedMessage {
 		`--${boundary}\r\n${part(TEXT_PART, content.text)}` +
 		`\r\n--${boundary}\r\n${part(HTML_PART, content.html)}` +
 		`\r\n--${boundary}--\r\n`
-	return new PreparedMessage(Buffer.from(written, 'utf8'), unique, messageId, envelopeOf(sender, content))
+	return new PreparedMessage(Buffer.from(written, 'utf8'), unique, messageId, sender.envelope)
 }
 
 /** 128 bits of a SHA-256 of the key: as unique as the random Message-ID, and the same for the same key. */
