@@ -56,6 +56,17 @@ describe('configuration', () => {
 		},
 	)
 
+	test('SMTP_MAX_CONNECTIONS: 10 when unset, a number from 1 to 100 when set, else one line naming it', () => {
+		expect(parseEnv({}).SMTP_MAX_CONNECTIONS).toBe(10)
+		expect(parseEnv({ SMTP_MAX_CONNECTIONS: '3' }).SMTP_MAX_CONNECTIONS).toBe(3)
+		expect(parseEnv({ SMTP_MAX_CONNECTIONS: '100' }).SMTP_MAX_CONNECTIONS).toBe(100)
+		for (const value of ['0', '101', '2.5', 'ten', '-1']) {
+			expect(problemsOf({ SMTP_MAX_CONNECTIONS: value })).toEqual([
+				'SMTP_MAX_CONNECTIONS: must be a number of connections from 1 to 100 (e.g. 10)',
+			])
+		}
+	})
+
 	test('a key that does not look like its kind (pasted into the wrong variable) is warned about, not refused', () => {
 		const config = parseEnv({
 			NODE_ENV: 'production',

@@ -61,6 +61,13 @@ const schema = z.object({
 	STRIPE_WEBHOOK_SECRET: optional,
 	STRIPE_API_URL: urlWithScheme(['http:', 'https:'], 'http://127.0.0.1:12111'),
 	SMTP_URL: urlWithScheme(['smtp:', 'smtps:'], 'smtp://user:pass@mail.example.com:587'),
+	// How many messages may be handed to the mail server at once (docs/decisions/0022): lower it for a
+	// relay that caps concurrent connections.
+	SMTP_MAX_CONNECTIONS: optional
+		.refine((value) => value === undefined || (/^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= 100), {
+			message: 'must be a number of connections from 1 to 100 (e.g. 10)',
+		})
+		.transform((value) => Number(value ?? 10)),
 	CONTACT_TO: email('support@localhost'),
 	MAIL_FROM: email('no-reply@localhost'),
 	TRUST_PROXY: optional

@@ -14,12 +14,14 @@ export const OUTBOX_DIR = path.resolve('data', 'outbox')
 
 let pool: SMTPPool | undefined
 
-function smtpPool(smtpUrl: string): SMTPPool {
+function smtpPool(smtpUrl: string, maxConnections: number): SMTPPool {
 	const url = new URL(smtpUrl)
 	const secure = url.protocol === 'smtps:'
 	return new SMTPPool({
-		// A few kept-open connections: a new SMTP handshake per message capped contact at ~170/s.
-		maxConnections: 5,
+		// Kept-open connections: a new SMTP handshake per message capped contact at ~170/s. Each carries
+		// one message at a time and a visitor waits for it, so this many contact requests can be in
+		// flight; beyond it they queue (docs/decisions/0022 for the measurements behind 10).
+		maxConnections,
 		// nodemailer's default recycles a connection every 100 messages; at a few hundred messages a
 		// second that is a handshake per connection every ~0.6 s, with requests queued behind it
 		// (contact p99 116–134 → 54–77 ms when recycling stopped). 1 000 keeps connections from
@@ -82,7 +84,7 @@ export async function sendMail(content: MailContent): Promise<SendResult> {
 	const config = env()
 	const message = prepareMessage(content)
 	if (config.SMTP_URL) {
-		pool ??= smtpPool(config.SMTP_URL)
+		pool ??= smtpPool(config.SMTP_URL, config.SMTP_MAX_CONNECTIONS)
 		const info = await sendThroughPool(pool, message)
 		return { delivered: 'smtp', messageId: info.messageId }
 	}

@@ -294,6 +294,35 @@ describe('the SMTP conversation', () => {
 	})
 })
 
+describe('messages on their way to the mail server at once (SMTP_MAX_CONNECTIONS)', () => {
+	// Each pooled connection carries one message at a time while its visitor waits: the setting is how
+	// many contact requests can be with the mail server together, and what a relay that caps
+	// connections per account is given at most (docs/decisions/0022).
+	test.each([
+		['10 by default', {}, 10],
+		['SMTP_MAX_CONNECTIONS=2', { SMTP_MAX_CONNECTIONS: '2' }, 2],
+	])(
+		'%s: a burst against a slow mail server uses that many connections, and every message arrives',
+		async (_label, settings, connections) => {
+			const slow = await startSmtpSink()
+			slow.setDataDelay(500)
+			const burstApp = await startApp({ DATABASE_URL: await freshDatabaseUrl(), SMTP_URL: slow.url, TRUST_PROXY: '1', ...settings })
+			try {
+				const subjects = Array.from({ length: 12 }, (_, i) => `Burst ${i} ${crypto.randomUUID()}`)
+				const responses = await Promise.all(
+					subjects.map((subject) => postJson(`${burstApp.url}/api/contact`, { ...valid, subject }, { 'X-Forwarded-For': uniqueIp() })),
+				)
+				expect(responses.map((response) => response.status)).toEqual(subjects.map(() => 200))
+				expect(slow.messages.map((mail) => mail.subject).sort()).toEqual(subjects.map((subject) => `[Contact] ${subject}`).sort())
+				expect(slow.peakConnections()).toBe(connections)
+			} finally {
+				await burstApp.stop()
+				await slow.close()
+			}
+		},
+	)
+})
+
 describe('mail transport failures: 500 server-error, the app lets go of the server, and safe to retry', () => {
 	test('SMTP down → 500 server-error', async () => {
 		expectServerLog(/^contact: mail transport failed \(/)

@@ -38,6 +38,10 @@ export interface SmtpSink {
 	setMode(mode: SmtpMode): void
 	/** Cuts every open connection (a restarted server): pooled clients must connect anew. */
 	dropConnections(): void
+	/** Answers the end of each message's DATA this many ms late (a slow relay): a burst piles up. */
+	setDataDelay(ms: number): void
+	/** The most SMTP connections that were open at the same time. */
+	peakConnections(): number
 	close(): Promise<void>
 }
 
@@ -47,6 +51,9 @@ function smtpError(message: string, responseCode: number): Error {
 
 export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<SmtpSink> {
 	let mode: SmtpMode = opts.mode ?? 'ok'
+	let dataDelayMs = 0
+	let openConnections = 0
+	let peakConnections = 0
 	const messages: CapturedMail[] = []
 	const waiters = new Set<(mail: CapturedMail) => void>()
 	const held: HeldSession[] = []
@@ -70,10 +77,13 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 			callback(null, { user: auth.username ?? 'user' })
 		},
 		onConnect(session, callback) {
+			openConnections++
+			peakConnections = Math.max(peakConnections, openConnections)
 			if (mode === 'hang') return hold(session.id, 'hang')
 			callback()
 		},
 		onClose(session) {
+			openConnections--
 			const stuck = heldBySession.get(session.id)
 			if (stuck) stuck.closed = true
 			heldBySession.delete(session.id)
@@ -101,6 +111,7 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 						messages.push(mail)
 						for (const waiter of waiters) waiter(mail)
 						if (mode === 'drop-after-data') return dropSession(session.remotePort)
+						if (dataDelayMs > 0) return void setTimeout(callback, dataDelayMs)
 						callback()
 					},
 					(error: unknown) => callback(smtpError(`Unparseable message: ${String(error)}`, 554)),
@@ -125,6 +136,8 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 		dropConnections: () => {
 			for (const socket of sockets) socket.destroy()
 		},
+		setDataDelay: (ms) => void (dataDelayMs = ms),
+		peakConnections: () => peakConnections,
 		waitForMessage(predicate = () => true, timeoutMs = 5000) {
 			const existing = messages.find(predicate)
 			if (existing) return Promise.resolve(existing)
