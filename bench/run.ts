@@ -35,6 +35,7 @@ import {
 import { RssSampler } from './lib/rss.ts'
 import { startCpuMeter, type CpuUsage } from './lib/cpu.ts'
 import { startLeanSmtp, type LeanSmtp } from './lib/lean-smtp.ts'
+import { startLeanStripe, type LeanStripe } from './lib/lean-stripe.ts'
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -331,7 +332,13 @@ async function runSet(
 	target: Target,
 	meta: Pick<SetResult, 'id' | 'server' | 'database' | 'round' | 'anchor'> & { label: string },
 	specs: EndpointSpec[],
-	{ standIns, mail, sampler, config }: { standIns: StandIns; mail: LeanSmtp; sampler: RssSampler; config: Config },
+	{
+		standIns,
+		mail,
+		processor,
+		sampler,
+		config,
+	}: { standIns: StandIns; mail: LeanSmtp; processor: LeanStripe; sampler: RssSampler; config: Config },
 ): Promise<SetResult & { cookies: string[] }> {
 	const endpoints: EndpointResult[] = []
 	const setPeak = sampler.phase()
@@ -351,6 +358,7 @@ async function runSet(
 		const peak = sampler.phase()
 		const cpu = startCpuMeter(target.pid, os.cpus().length)
 		const mailsBefore = mail.accepted()
+		const sessionsBefore = processor.sessionsCreated()
 		const load = await runLoad(target.url, { ...request, startAt }, { seconds: config.seconds, connections: config.connections })
 		const result = summarize(spec, load, {
 			peakRssMb: peak(),
@@ -359,6 +367,7 @@ async function runSet(
 			usersInRotation: users?.length,
 		})
 		if (spec.id === 'contact') result.mailsAccepted = mail.accepted() - mailsBefore
+		if (spec.id === 'checkout') result.checkoutSessionsCreated = processor.sessionsCreated() - sessionsBefore
 		endpoints.push(result)
 		clearStandInRecords(standIns)
 		console.log(
@@ -460,6 +469,10 @@ async function main() {
 	onCleanup('mail sink', () => mail.close())
 	// Servers mail through the lean sink, not the parsing test sink (see lib/lean-smtp.ts).
 	standIns.env.SMTP_URL = mail.url
+	const processor = await startLeanStripe()
+	onCleanup('payment processor', () => processor.close())
+	// And pay through the lean processor, not the test fake (see lib/lean-stripe.ts).
+	standIns.env.STRIPE_API_URL = processor.url
 
 	let postgres: TestPostgres | undefined
 	if (runPostgres) {
@@ -507,6 +520,7 @@ async function main() {
 					{
 						standIns,
 						mail,
+						processor,
 						sampler,
 						config,
 					},
@@ -528,6 +542,7 @@ async function main() {
 				await runSet(remix, { id: 'remix-serve', label: remixLabel, server: 'remix-serve', database: remixDb, anchor: true }, selected, {
 					standIns,
 					mail,
+					processor,
 					sampler,
 					config,
 				}),
@@ -547,7 +562,7 @@ async function main() {
 						ours,
 						{ id: `ours-postgres-${round}`, label, server: 'ours', database: 'postgres', round, anchor: false },
 						selected,
-						{ standIns, mail, sampler, config },
+						{ standIns, mail, processor, sampler, config },
 					),
 				)
 				lastCookies = result.cookies
@@ -574,7 +589,7 @@ async function main() {
 					ours,
 					{ id: 'ours-embedded', label: 'ours · embedded', server: 'ours', database: 'embedded', anchor: false },
 					selected,
-					{ standIns, mail, sampler, config },
+					{ standIns, mail, processor, sampler, config },
 				),
 			)
 			if (clientWeight.length === 0) {

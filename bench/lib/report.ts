@@ -30,6 +30,8 @@ export type EndpointResult = {
 	usersInRotation?: number
 	/** POST /api/contact: messages the mail sink accepted during the run. */
 	mailsAccepted?: number
+	/** POST /api/billing/checkout: checkout sessions the payment processor created during the run. */
+	checkoutSessionsCreated?: number
 	load: LoadResult
 }
 
