@@ -305,7 +305,7 @@ describe('messages on their way to the mail server at once (SMTP_MAX_CONNECTIONS
 		'%s: a burst against a slow mail server uses that many connections, and every message arrives',
 		async (_label, settings, connections) => {
 			const slow = await startSmtpSink()
-			slow.setDataDelay(500)
+			slow.setDataDelay(1000)
 			const burstApp = await startApp({ DATABASE_URL: await freshDatabaseUrl(), SMTP_URL: slow.url, TRUST_PROXY: '1', ...settings })
 			try {
 				const subjects = Array.from({ length: 12 }, (_, i) => `Burst ${i} ${crypto.randomUUID()}`)
