@@ -24,7 +24,13 @@ export function isSameOrigin(request: Request) {
 export function crossSiteFormRefusal(request: Request): Response | null {
 	if (request.method === 'GET' || request.method === 'HEAD') return null
 	if (isApiPath(new URL(request.url).pathname)) return null // JSON-only, see readJsonBody
-	if (isSameOrigin(request)) return null
+	if (isSameOrigin(request)) {
+		// A browser under a "no-referrer" policy sends `Origin: null` even to the page's own site (Fetch
+		// spec); Sec-Fetch-Site showed it is ours. Remix's check would take "null" for another site and
+		// answer 500, so the header that says nothing goes (docs/decisions/0007).
+		if (request.headers.get('Origin') === 'null') request.headers.delete('Origin')
+		return null
+	}
 	return new Response('Cross-site form posts are not accepted.', {
 		status: 403,
 		headers: { 'Content-Type': 'text/plain; charset=utf-8' },

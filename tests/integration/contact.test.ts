@@ -433,6 +433,35 @@ describe('the /contact page', () => {
 		await sink.waitForMessage((m) => m.subject === '[Contact] Through the proxy')
 	})
 
+	test('a browser that hides its origin (Origin: null under a no-referrer policy) still sends the form from our page', async () => {
+		// Fetch spec: a POST under referrer policy "no-referrer" carries `Origin: null`; Sec-Fetch-Site,
+		// which no page can set, still says where it came from. Remix's own check took "null" for
+		// another site and answered 500.
+		const response = await postForm(
+			`${app.url}/contact`,
+			{ ...valid, subject: 'Origin hidden', website: '' },
+			{ Origin: 'null', 'Sec-Fetch-Site': 'same-origin', 'X-Forwarded-For': uniqueIp() },
+		)
+		expect(response.status).toBe(303)
+		expect(response.headers.get('location')).toBe('/contact?sent=1')
+		await sink.waitForMessage((m) => m.subject === '[Contact] Origin hidden')
+	})
+
+	test('Origin: null from another site, or with nothing else to go by, is refused and sends nothing', async () => {
+		const before = sink.messages.length
+		const opaque: Array<Record<string, string>> = [{ Origin: 'null', 'Sec-Fetch-Site': 'cross-site' }, { Origin: 'null' }]
+		for (const headers of opaque) {
+			const response = await postForm(
+				`${app.url}/contact`,
+				{ ...valid, subject: 'Opaque origin' },
+				{ ...headers, 'X-Forwarded-For': uniqueIp() },
+			)
+			expect(response.status).toBe(403)
+		}
+		const { marker, arrived } = await mailSince(before)
+		expect(arrived).toEqual([marker])
+	})
+
 	test('a message of 10 000 characters in any script is sent (url-encoded, Japanese is ~90 KB)', async () => {
 		const message = '撮影予定の確認'.repeat(1_428) + '🎬🎬🎬🎬'
 		expect([...message].length).toBe(10_000)
