@@ -59,3 +59,30 @@ for (const { width, signedIn, rows } of cases) {
 		})
 	})
 }
+
+test.describe('header at 320 px with text at 200 %', () => {
+	skipWithoutBrowser()
+	// With JavaScript: the larger text is injected as a style tag, which waits on the page's scripts.
+	test.use({ viewport: { width: 320, height: 640 } })
+
+	test('the links stack as a list under the brand, with nothing past the right edge', async ({ page }) => {
+		await signIn(page, 'user_e2e_header_text_200')
+		await page.goto('/contact')
+		await page.addStyleTag({ content: 'html { font-size: 200%; }' })
+		const links = page.getByRole('navigation', { name: 'Main' }).getByRole('link')
+		await expect(links.last()).toBeVisible()
+		const boxes = await links.evaluateAll((elements) =>
+			elements.map((a) => {
+				const r = a.getBoundingClientRect()
+				return { top: r.top, bottom: r.bottom, right: r.right }
+			}),
+		)
+		// Each on a line of its own at this size; a whole gap apart each, they took 60 % of the screen.
+		for (let i = 1; i < boxes.length; i++) {
+			expect(boxes[i]!.top - boxes[i - 1]!.bottom, `space above link ${i + 1}`).toBeLessThanOrEqual(12)
+		}
+		expect(Math.max(...boxes.map((box) => box.right)), 'last link from the right edge').toBeLessThanOrEqual(320)
+		expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320)
+		await page.screenshot({ path: 'e2e/screenshots/header-320-text-200.png', clip: { x: 0, y: 0, width: 320, height: 400 } })
+	})
+})
