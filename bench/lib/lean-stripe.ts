@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type http from 'node:http'
-import { listen } from '../../tests/mocks/http-util.ts'
+import { listen, sendJson } from '../../tests/mocks/http-util.ts'
 
 // The benchmark's payment processor: answers the three calls checkout makes (prices.list by lookup
 // key, customers.create, checkout.sessions.create) with the fields the app reads, in the shapes the
@@ -12,14 +12,9 @@ import { listen } from '../../tests/mocks/http-util.ts'
 
 export type LeanStripe = { url: string; sessionsCreated: () => number; close: () => Promise<void> }
 
-function sendJson(res: http.ServerResponse, status: number, body: unknown) {
-	const text = JSON.stringify(body)
-	res.writeHead(status, {
-		'Content-Type': 'application/json',
-		'Content-Length': Buffer.byteLength(text),
-		'Request-Id': `req_${randomUUID().slice(0, 14)}`,
-	})
-	res.end(text)
+/** Stripe's answer, with a request id as Stripe's carry. */
+function answer(res: http.ServerResponse, status: number, body: unknown) {
+	sendJson(res, status, body, { 'Request-Id': `req_${randomUUID().slice(0, 14)}` })
 }
 
 export async function startLeanStripe(): Promise<LeanStripe> {
@@ -32,15 +27,15 @@ export async function startLeanStripe(): Promise<LeanStripe> {
 			if (req.method === 'GET' && path === '/v1/prices') {
 				const lookupKey = new URLSearchParams(query).get('lookup_keys[0]')
 				const price = { id: `price_${lookupKey}`, object: 'price', active: true, lookup_key: lookupKey }
-				return sendJson(res, 200, { object: 'list', url: '/v1/prices', has_more: false, data: [price] })
+				return answer(res, 200, { object: 'list', url: '/v1/prices', has_more: false, data: [price] })
 			}
-			if (req.method === 'POST' && path === '/v1/customers') return sendJson(res, 200, { id: `cus_${id}`, object: 'customer' })
+			if (req.method === 'POST' && path === '/v1/customers') return answer(res, 200, { id: `cus_${id}`, object: 'customer' })
 			if (req.method === 'POST' && path === '/v1/checkout/sessions') {
 				sessions++
 				const session = `cs_test_${id}`
-				return sendJson(res, 200, { id: session, object: 'checkout.session', status: 'open', url: `${listening.url}/checkout/${session}` })
+				return answer(res, 200, { id: session, object: 'checkout.session', status: 'open', url: `${listening.url}/checkout/${session}` })
 			}
-			sendJson(res, 404, { error: { type: 'invalid_request_error', message: `Unrecognized request URL (${req.method}: ${path}).` } })
+			answer(res, 404, { error: { type: 'invalid_request_error', message: `Unrecognized request URL (${req.method}: ${path}).` } })
 		})
 	})
 	return { url: listening.url, sessionsCreated: () => sessions, close: () => listening.close() }
