@@ -64,6 +64,25 @@ function sendHealth(res, entry) {
 }
 
 /**
+ * Runs `then` once every response already queued on `socket` has been written, unless the socket is
+ * gone by then. node:http gives the socket to the next queued response in its 'finish' listeners, so
+ * each earlier response is waited for in turn and the socket looked at again after those have run.
+ *
+ * @param {import('node:net').Socket | import('node:stream').Duplex} socket
+ * @param {() => void} then
+ */
+function afterEarlierResponses(socket, then) {
+	const held = /** @type {{ _httpMessage?: import('node:http').ServerResponse | null }} */ (socket)
+	const next = () => {
+		if (socket.destroyed) return
+		const earlier = held._httpMessage
+		if (earlier) return void earlier.once('finish', () => setImmediate(next))
+		then()
+	}
+	next()
+}
+
+/**
  * The HTTP server shared by `npm start` and `npm run dev`: security headers on every response, a
  * request log line (health excepted), fixed-path /api/* routes dispatched directly, Remix for
  * everything else, and a graceful stop.
@@ -250,16 +269,11 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 		// 400 would reach the client before, or inside, the answer to a request it sent correctly.
 		const current = held.parser?.incoming
 		if (held._httpMessage && (!current || current.complete)) {
-			const answer = () => {
-				if (socket.destroyed) return
-				// node:http gives the socket to the next queued response in its 'finish' listeners.
-				const earlier = held._httpMessage
-				if (earlier) return void earlier.once('finish', () => setImmediate(answer))
+			return afterEarlierResponses(socket, () => {
 				// An answer that closed the connection (Connection: close, HTTP/1.0) leaves nothing to answer on;
 				// node:http ends the socket once that answer is written.
 				if (socket.writable) socket.end(badRequest)
-			}
-			return answer()
+			})
 		}
 		// The bad bytes are in the request being answered (its body): a 400 now, unless its answer has begun.
 		if (held._httpMessage?.headersSent) return socket.destroy()
@@ -284,12 +298,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 		const held = /** @type {{ _httpMessage?: import('node:http').ServerResponse | null }} */ (socket)
 		const forwardDrain = () => held._httpMessage?.emit('drain')
 		socket.on('drain', forwardDrain)
-		const answer = () => {
-			if (socket.destroyed) return
-			// Wait for each earlier response in turn: node:http gives the socket to the next one in its
-			// 'finish' listeners, so look again once those have run.
-			const earlier = held._httpMessage
-			if (earlier) return void earlier.once('finish', () => setImmediate(answer))
+		afterEarlierResponses(socket, () => {
 			socket.off('drain', forwardDrain)
 			// An earlier response that ended the connection (Connection: close) leaves nothing to answer on.
 			if (!socket.writable) return void socket.destroy()
@@ -300,8 +309,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			// from this socket closing.
 			res.on('finish', () => socket.end())
 			void handle(req, res)
-		}
-		answer()
+		})
 	})
 	// Responses go out in several writes (head, body chunks, end). With Nagle's algorithm on, the
 	// client's delayed ACK holds the later segments ~40 ms: measured as a 40 ms floor on p50.
