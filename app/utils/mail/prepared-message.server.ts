@@ -80,7 +80,24 @@ function headerLine(key: string, value: Parameters<MimeNode['encodeHeaderValue']
 	return encoded.trim() ? `${mimeFuncs.foldLines(`${key}: ${encoded}`, 76)}\r\n` : ''
 }
 
-type Sender = { lines: string; envelope: Envelope; domain: string }
+/**
+ * Lines that differ between messages only by a value of 32 hex digits (the boundary's random part, a
+ * Message-ID's local part) are encoded once with this in its place, then the value is put in. Every
+ * such value has the same length and kind of characters, so nodemailer's encoding and folding (at
+ * 76, on whitespace) come out the same around it: ~4 µs of a message's ~20 when encoded each time.
+ */
+const PLACEHOLDER = '0'.repeat(32)
+
+type Template = { before: string; after: string }
+
+function template(line: string): Template {
+	const at = line.indexOf(PLACEHOLDER)
+	return { before: line.slice(0, at), after: line.slice(at + PLACEHOLDER.length) }
+}
+
+const fill = ({ before, after }: Template, hex32: string) => before + hex32 + after
+
+type Sender = { lines: string; envelope: Envelope; messageId: Template }
 
 const MAX_SENDERS = 8
 const senders = new Map<string, Sender>()
@@ -99,10 +116,11 @@ function senderOf(from: string, to: string): Sender {
 	node.setHeader('From', from)
 	node.setHeader('To', to)
 	const envelope = node.getEnvelope()
+	const domain = (envelope.from || 'localhost').split('@').pop()!
 	const sender = {
 		lines: headerLine('From', from) + headerLine('To', to),
 		envelope,
-		domain: (envelope.from || 'localhost').split('@').pop()!,
+		messageId: template(encoder.encodeHeaderValue('Message-ID', `<${PLACEHOLDER}@${domain}>`)),
 	}
 	if (senders.size >= MAX_SENDERS) senders.clear()
 	senders.set(key, sender)
@@ -114,6 +132,12 @@ const partContentType = (type: string) =>
 	headerLine('Content-Type', mimeFuncs.buildHeaderValue(mimeFuncs.parseHeaderValue(type, { stripComments: true })))
 const TEXT_PART = partContentType('text/plain; charset=utf-8')
 const HTML_PART = partContentType('text/html; charset=utf-8')
+
+/** The root is MimeNode's first node: its boundary is `--_NmP-<base>-Part_1`. */
+const boundaryOf = (base: string) => `--_NmP-${base}-Part_1`
+const ROOT_CONTENT_TYPE = template(
+	headerLine('Content-Type', mimeFuncs.buildHeaderValue({ value: 'multipart/alternative', params: { boundary: boundaryOf(PLACEHOLDER) } })),
+)
 
 /** As MimeNode#getTransferEncoding for a text part holding a string (setContent's checks). */
 function transferEncoding(content: string): '7bit' | 'quoted-printable' | 'base64' {
@@ -151,12 +175,8 @@ export function prepareMessage(content: MailContent): PreparedMessage {
 	// One random value per message from randomUUID's buffered entropy: nodemailer draws 8 times from
 	// crypto.randomBytes per message (a boundary per node and the Message-ID), ~60 µs of CPU here.
 	const unique = crypto.randomUUID().replaceAll('-', '')
-	const messageId = encoder.encodeHeaderValue(
-		'Message-ID',
-		`<${content.retryKey ? sameOnRetry(content.retryKey) : unique}@${sender.domain}>`,
-	)
-	// The root is MimeNode's first node: its boundary is `--_NmP-<base>-Part_1`.
-	const boundary = `--_NmP-${unique}-Part_1`
+	const messageId = fill(sender.messageId, content.retryKey ? sameOnRetry(content.retryKey) : unique)
+	const boundary = boundaryOf(unique)
 	const headers =
 		sender.lines +
 		headerLine('Reply-To', content.replyTo) +
@@ -164,7 +184,7 @@ export function prepareMessage(content: MailContent): PreparedMessage {
 		`Message-ID: ${messageId}\r\n` +
 		`Date: ${new Date().toUTCString().replace(/GMT/, '+0000')}\r\n` +
 		'MIME-Version: 1.0\r\n' +
-		headerLine('Content-Type', mimeFuncs.buildHeaderValue({ value: 'multipart/alternative', params: { boundary } }))
+		fill(ROOT_CONTENT_TYPE, unique)
 	const written =
 		`${headers}\r\n` +
 		`--${boundary}\r\n${part(TEXT_PART, content.text)}` +
