@@ -48,10 +48,13 @@ export class ClientGoneError extends Error {}
  * between the server and the routes without a web stream.
  *
  * @typedef {{
- *   ReadyBodyRequest: new (input: URL, init: Omit<RequestInit, 'body'>, bytes: Uint8Array<ArrayBuffer>) => Request,
+ *   ReadyBodyRequest: new (input: string, init: Omit<RequestInit, 'body'>, bytes: Uint8Array<ArrayBuffer>) => Request,
  *   ReadyTextResponse: abstract new (...args: any[]) => Response & { takeText(): string },
  * }} ReadyBodies
  */
+
+/** A name or address and a port: nothing that could end the origin and start a path, query or fragment. */
+const PLAIN_HOST = /^[A-Za-z0-9.:[\]_-]+$/
 
 /**
  * @param {import('node:http').IncomingMessage} req
@@ -60,26 +63,47 @@ export class ClientGoneError extends Error {}
  *   (readDeclaredBody); otherwise it streams from `req`
  */
 export function toFetchRequest(req, signal, readBody) {
-	const headers = new Headers()
-	const raw = req.rawHeaders
-	for (let i = 0; i < raw.length; i += 2) headers.append(/** @type {string} */ (raw[i]), /** @type {string} */ (raw[i + 1]))
 	const host = req.headers.host ?? 'localhost'
-	let url
-	try {
-		url = new URL(req.url ?? '/', `http://${host}`)
-	} catch {
-		// node:http lets through a Host no URL can hold (`Host: a b`).
-		throw new MalformedRequestError('the Host header cannot form a URL')
-	}
+	const target = req.url ?? '/'
+	// The Request parses its URL itself, so it is given a string: parsing a URL here first would parse
+	// it twice. A target that starts with `/` has been through normalizeTarget (no `//`, no `\`), so
+	// appending it to a Host of plain host characters is what resolving it against that origin gives
+	// (a Host holding `/`, `?` or `#` would move the path: resolved, it cannot).
+	const url = target.startsWith('/') && PLAIN_HOST.test(host) ? `http://${host}${target}` : resolvedAgainstHost(target, host)
 	/** @type {RequestInit & { duplex?: 'half' }} */
-	const init = { method: req.method, headers, signal }
-	// A Buffer is a Uint8Array; TypeScript's DOM types want one backed by an ArrayBuffer, as node's are.
-	if (readBody) return new readBody.classes.ReadyBodyRequest(url, init, /** @type {Uint8Array<ArrayBuffer>} */ (readBody.bytes))
-	if (req.method !== 'GET' && req.method !== 'HEAD') {
+	const init = { method: req.method, signal }
+	if (!readBody && req.method !== 'GET' && req.method !== 'HEAD') {
 		init.body = /** @type {ReadableStream} */ (/** @type {unknown} */ (Readable.toWeb(req)))
 		init.duplex = 'half'
 	}
-	return new Request(url, init)
+	let request
+	try {
+		// A Buffer is a Uint8Array; TypeScript's DOM types want one backed by an ArrayBuffer, as node's are.
+		request = readBody
+			? new readBody.classes.ReadyBodyRequest(url, init, /** @type {Uint8Array<ArrayBuffer>} */ (readBody.bytes))
+			: new Request(url, init)
+	} catch (error) {
+		// node:http lets through a Host no URL can hold (`Host: a b`); the method and body are ours.
+		if (error instanceof TypeError) throw new MalformedRequestError('the Host header cannot form a URL')
+		throw error
+	}
+	// Into the Request's own headers: headers passed in its init are copied into them, a second pass.
+	const headers = request.headers
+	const raw = req.rawHeaders
+	for (let i = 0; i < raw.length; i += 2) headers.append(/** @type {string} */ (raw[i]), /** @type {string} */ (raw[i + 1]))
+	return request
+}
+
+/**
+ * @param {string} target a request target that is not a path (`*`, or whatever else node:http passed)
+ * @param {string} host
+ */
+function resolvedAgainstHost(target, host) {
+	try {
+		return new URL(target, `http://${host}`).href
+	} catch {
+		throw new MalformedRequestError('the Host header cannot form a URL')
+	}
 }
 
 /**

@@ -489,6 +489,14 @@ describe('security headers', () => {
 		expect(log).not.toMatch(/\n\s+at |request failed|ErrorResponse/)
 	})
 
+	test('a Host header holding a path, a query or a fragment does not change the page that answers', async () => {
+		for (const host of ['x/contact', 'x?/contact', 'x#/contact', 'x\\contact']) {
+			const response = await rawRequest('GET', '/pricing', { host })
+			expect(response.status, host).toBe(200)
+			expect(response.body, host).toContain('<title>Plans and pricing · Callsheet</title>')
+		}
+	})
+
 	test('a Host header no URL can hold is a 400 bad-body, not a 500 with a stack in the log', async () => {
 		const logged = app.output().length
 		for (const path of ['/api/billing/status', '/pricing']) {
