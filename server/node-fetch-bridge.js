@@ -65,11 +65,6 @@ const PLAIN_HOST = /^[A-Za-z0-9.:[\]_-]+$/
 export function toFetchRequest(req, signal, readBody) {
 	const host = req.headers.host ?? 'localhost'
 	const target = req.url ?? '/'
-	// The Request parses its URL itself, so it is given a string: parsing a URL here first would parse
-	// it twice. A target that starts with `/` has been through normalizeTarget (no `//`, no `\`), so
-	// appending it to a Host of plain host characters is what resolving it against that origin gives
-	// (a Host holding `/`, `?` or `#` would move the path: resolved, it cannot).
-	const url = target.startsWith('/') && PLAIN_HOST.test(host) ? `http://${host}${target}` : resolvedAgainstHost(target, host)
 	/** @type {RequestInit & { duplex?: 'half' }} */
 	const init = { method: req.method, signal }
 	if (!readBody && req.method !== 'GET' && req.method !== 'HEAD') {
@@ -78,6 +73,11 @@ export function toFetchRequest(req, signal, readBody) {
 	}
 	let request
 	try {
+		// The Request parses its URL itself, so it is given a string: parsing a URL here first would parse
+		// it twice. A target that starts with `/` has been through normalizeTarget (no `//`, no `\`), so
+		// appending it to a Host of plain host characters is what resolving it against that origin gives
+		// (a Host holding `/`, `?` or `#` would move the path: resolved, it cannot).
+		const url = target.startsWith('/') && PLAIN_HOST.test(host) ? `http://${host}${target}` : new URL(target, `http://${host}`).href
 		// A Buffer is a Uint8Array; TypeScript's DOM types want one backed by an ArrayBuffer, as node's are.
 		request = readBody
 			? new readBody.classes.ReadyBodyRequest(url, init, /** @type {Uint8Array<ArrayBuffer>} */ (readBody.bytes))
@@ -92,18 +92,6 @@ export function toFetchRequest(req, signal, readBody) {
 	const raw = req.rawHeaders
 	for (let i = 0; i < raw.length; i += 2) headers.append(/** @type {string} */ (raw[i]), /** @type {string} */ (raw[i + 1]))
 	return request
-}
-
-/**
- * @param {string} target a request target that is not a path (`*`, or whatever else node:http passed)
- * @param {string} host
- */
-function resolvedAgainstHost(target, host) {
-	try {
-		return new URL(target, `http://${host}`).href
-	} catch {
-		throw new MalformedRequestError('the Host header cannot form a URL')
-	}
 }
 
 /**
