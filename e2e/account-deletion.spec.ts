@@ -116,6 +116,12 @@ for (const javaScriptEnabled of [true, false]) {
 			)
 			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
 			await screenshotAtViewports(page, `account-deletion-wrong-email${suffix}`)
+			// The summary's link leads to the field and keeps the error it leads there for.
+			await summary.getByRole('link', { name: 'That is not the email address of this account.' }).click()
+			await expect(confirm).toBeFocused()
+			await expect(summary).toBeVisible()
+			await expect(confirm).toHaveAttribute('aria-invalid', 'true')
+			await expect(confirm).toHaveAccessibleDescription(/That is not the email address of this account\./)
 
 			// The right email (in another case: the comparison ignores it): filed and shown as pending.
 			await confirm.fill(email.toUpperCase())

@@ -122,6 +122,14 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(summary.getByRole('link', { name: 'Subject is required.' })).toHaveAttribute('href', '#subject')
 			await summary.getByRole('link', { name: 'Enter a valid email address.' }).click()
 			await expect(f.email).toBeFocused()
+			await expect(page.locator('label[for="email"]')).toBeInViewport()
+			// Following the link keeps what it was followed for: the summary, the field's error and its
+			// marking (with JavaScript the jump to #email had been a navigation that dropped them all).
+			await expect(summary).toBeVisible()
+			await expect(f.email).toHaveAttribute('aria-invalid', 'true')
+			await expect(f.email).toHaveAccessibleDescription(/Enter a valid email address\./)
+			await expect(form.getByText('Subject is required.')).toBeVisible()
+			await expect(page).toHaveTitle('Error: Contact support · Callsheet')
 			if (javaScriptEnabled) await page.unrouteAll()
 			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
 			await screenshotAtViewports(page, `contact-errors${javaScriptEnabled ? '' : '-nojs'}`)

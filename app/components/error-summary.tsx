@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'react'
+import { useEffect, useRef, type MouseEvent } from 'react'
 
 type Props = {
 	/** Field name → message, as an action returns them; keys that are not in `fields` are left out. */
@@ -7,6 +7,22 @@ type Props = {
 	fields: readonly string[]
 	/** The heading's level: one below the section the form sits in (an h2 section's summary has an h3). */
 	headingLevel?: 2 | 3
+}
+
+/**
+ * A link to a field, followed without leaving the page. The browser's own jump to `#field` is a history
+ * entry the router treats as a navigation: it drops the action's answer, so the errors the visitor
+ * followed the link to fix disappeared as they arrived. With JavaScript the link focuses the field and
+ * scrolls its label into view (a field's top edge alone would hide what it is for); without it, the
+ * href does the jump, on a page the server rendered with the errors.
+ */
+function focusField(event: MouseEvent<HTMLAnchorElement>, field: string) {
+	const input = document.getElementById(field)
+	if (!input) return
+	event.preventDefault()
+	const label = document.querySelector(`label[for="${CSS.escape(field)}"]`) ?? input
+	label.scrollIntoView({ block: 'start' })
+	input.focus({ preventScroll: true })
 }
 
 /**
@@ -29,7 +45,9 @@ export function ErrorSummary({ errors, fields, headingLevel = 2 }: Props) {
 			<ul>
 				{invalid.map((field) => (
 					<li key={field}>
-						<a href={`#${field}`}>{errors[field]}</a>
+						<a href={`#${field}`} onClick={(event) => focusField(event, field)}>
+							{errors[field]}
+						</a>
 					</li>
 				))}
 			</ul>
