@@ -51,3 +51,19 @@ export function withoutCallSiteTrace<T>(startCall: () => T): T {
 		Error.stackTraceLimit = limit
 	}
 }
+
+/**
+ * Whether a webhook delivery's `Stripe-Signature` is valid for `rawBody` under the signing secret (and
+ * recent enough: the SDK's tolerance against replays). Needs no API key: a delivery is judged by its
+ * signature whether or not STRIPE_SECRET_KEY is set.
+ */
+export function hasValidWebhookSignature(rawBody: string, signature: string | null, secret: string): boolean {
+	const verifier = Stripe.webhooks.signature
+	if (!verifier) throw new Error('billing: this Stripe SDK build cannot verify webhook signatures')
+	try {
+		verifier.verifyHeader(rawBody, signature ?? '', secret)
+		return true
+	} catch {
+		return false
+	}
+}

@@ -93,6 +93,54 @@ describe('POST /api/billing/webhook', () => {
 		}
 	})
 
+	test('with the signing secret but no STRIPE_SECRET_KEY, signatures are still checked, and a signed event is 503 until the key is set', async () => {
+		const databaseUrl = await freshDatabaseUrl()
+		const send = (url: string, signed: { payload: string; header: string }) =>
+			fetch(`${url}/api/billing/webhook`, {
+				method: 'POST',
+				headers: { 'Content-Type': 'application/json', 'Stripe-Signature': signed.header },
+				body: signed.payload,
+			})
+		// A user who paid while the app had its key: the processor has the subscription, the app has not heard of it.
+		const userId = newClerkUserId()
+		let server = await startApp({ ...appEnv, DATABASE_URL: databaseUrl })
+		const opened = await postJson(`${server.url}/api/billing/checkout`, { plan: 'team' }, auth(userId))
+		expect(opened.status).toBe(200)
+		const { session } = standIns.stripe.store.completeCheckout(sessionIdOf((await opened.json()).url))
+		const event = standIns.stripe.makeEvent('checkout.session.completed', session)
+		const signed = standIns.stripe.signEvent(event)
+		await server.stop()
+
+		// Restarted without the API key: a forged delivery is still a forgery (400), not a 503 to retry.
+		const { STRIPE_SECRET_KEY: _key, ...withoutKey } = appEnv
+		server = await startApp({ ...withoutKey, DATABASE_URL: databaseUrl })
+		try {
+			const forged = await send(server.url, standIns.stripe.signEvent(event, { secret: 'whsec_wrong' }))
+			expect(forged.status).toBe(400)
+			expect(await forged.json()).toEqual({ error: expect.any(String), code: 'bad-signature' })
+			// The genuine one cannot be read through yet: 503, which the processor retries; nothing is recorded.
+			const early = await send(server.url, signed)
+			expect(early.status).toBe(503)
+			expect(await early.json()).toEqual({ error: expect.any(String), code: 'processor_not_configured' })
+			const state = await (await fetch(`${server.url}/api/billing/status`, { headers: auth(userId) })).json()
+			expect(state).toMatchObject({ status: 'none', has_subscription: false })
+		} finally {
+			await server.stop()
+		}
+
+		// The key is back: the processor's retry of the same delivery takes effect.
+		server = await startApp({ ...appEnv, DATABASE_URL: databaseUrl })
+		try {
+			const retried = await send(server.url, signed)
+			expect(retried.status).toBe(200)
+			expect(await retried.json()).toEqual({ received: true })
+			const state = await (await fetch(`${server.url}/api/billing/status`, { headers: auth(userId) })).json()
+			expect(state).toMatchObject({ status: 'trialing', has_subscription: true, plan: 'team' })
+		} finally {
+			await server.stop()
+		}
+	})
+
 	test('checkout.session.completed on its own answers 200 and settles the subscription the checkout created', async () => {
 		const userId = newClerkUserId()
 		const { url } = await (await checkout(userId, { plan: 'agency', interval: 'year' })).json()
@@ -287,6 +335,18 @@ describe('POST /api/billing/webhook', () => {
 		standIns.stripe.setSubscriptionStatus(id, 'past_due')
 		const invoice = standIns.stripe.makeInvoice(id, { paid: false })
 		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('invoice.payment_failed', invoice))).status).toBe(200)
+		expect((await status(userId)).status).toBe('past_due')
+	})
+
+	test("an invoice event in an older API version's shape (subscription at the top level) moves the status too", async () => {
+		const { userId, customer } = await subscribedUser()
+		const id = subscriptionIdFor(customer)
+		standIns.stripe.setSubscriptionStatus(id, 'past_due')
+		// An endpoint created before 2025-03-31 is sent invoices without `parent`, naming the subscription directly.
+		const { parent: _parent, ...invoice } = standIns.stripe.makeInvoice(id, { paid: false })
+		expect(
+			(await standIns.stripe.deliver(standIns.stripe.makeEvent('invoice.payment_failed', { ...invoice, subscription: id }))).status,
+		).toBe(200)
 		expect((await status(userId)).status).toBe('past_due')
 	})
 

@@ -18,7 +18,13 @@ const envelope = z.object({ id: eventId, type: eventType, data: z.object({ objec
 
 const checkoutSession = z.object({ subscription: idOrExpanded, client_reference_id: z.string().nullish() })
 const subscription = z.object({ id: processorId })
-const invoice = z.object({ parent: z.object({ subscription_details: z.object({ subscription: idOrExpanded }).nullish() }).nullish() })
+// Events are written in the webhook endpoint's API version, set when an operator created it, not in
+// the SDK's: before 2025-03-31 an invoice named its subscription at the top level, since then under
+// `parent`. Both are read, so an endpoint made on an older version still moves the status.
+const invoice = z.object({
+	parent: z.object({ subscription_details: z.object({ subscription: idOrExpanded }).nullish() }).nullish(),
+	subscription: idOrExpanded,
+})
 
 /** The subscription an event is about, and the user it names, for the kinds the webhook handles. */
 export type EventTarget = { subscriptionId: string; userId?: string | null }
@@ -54,7 +60,7 @@ export function parseWebhookEvent(rawBody: string): ParsedEvent | null {
 			case 'invoice.payment_failed': {
 				const object = invoice.safeParse(data.object)
 				if (!object.success) return undefined
-				const subscriptionId = idOf(object.data.parent?.subscription_details?.subscription)
+				const subscriptionId = idOf(object.data.parent?.subscription_details?.subscription) ?? idOf(object.data.subscription)
 				return subscriptionId ? { subscriptionId } : null
 			}
 			default:
