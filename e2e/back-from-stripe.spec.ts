@@ -15,7 +15,7 @@ test.use({
 })
 
 function planCard(page: Page, name: string): Locator {
-	return page.getByRole('region', { name: new RegExp(`^${name}\\b`) })
+	return page.getByRole('listitem', { name: new RegExp(`^${name}\\b`) })
 }
 
 /**

@@ -21,7 +21,7 @@ import { e2eBaseUrl, e2eStripeOrigin } from './support/env.ts'
 const PLAN_NAMES = ['Free', 'Solo', 'Team', 'Studio', 'Agency', 'Network', 'Broadcaster']
 
 function planCard(page: Page, name: string): Locator {
-	return page.getByRole('region', { name: new RegExp(`^${name}\\b`) })
+	return page.getByRole('listitem', { name: new RegExp(`^${name}\\b`) })
 }
 
 /** The <dd> that follows the <dt> labelled `term` in a definition list inside `scope`. */
@@ -166,6 +166,11 @@ for (const javaScriptEnabled of [true, false]) {
 			await page.goto('/pricing?interval=year')
 			// Before the click, the page says a trial needs an account.
 			await expect(page.getByText('You need a Callsheet account to start a free trial')).toBeVisible()
+			// A visitor's first look at the plans (the page most visitors see), in the yearly period.
+			await expect(planCard(page, 'Studio')).toContainText('$990 / year')
+			if (javaScriptEnabled) await settle(page)
+			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
+			await screenshotAtViewports(page, `pricing-signed-out${suffix}`)
 			await planCard(page, 'Studio').getByRole('button', { name: 'Start free trial of Studio, billed yearly' }).click()
 			await expect(page).toHaveURL(/\/sign-in\?redirect_url=%2Fpricing%3Finterval%3Dyear$/)
 			await expect(page.getByRole('heading', { level: 1, name: 'Sign in' })).toBeVisible()

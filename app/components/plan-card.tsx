@@ -26,16 +26,23 @@ const BILLED: Record<Interval, string> = { month: 'monthly', year: 'yearly' }
 
 export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, startable, busy, action }: Props) {
 	const headingId = `plan-${plan.id}`
-	const trial = trialOffered && plan.trialDays > 0
+	// A trial is offered only where the plan can be started: not beside "not available" on every card.
+	const trial = trialOffered && plan.trialDays > 0 && startable && !subscribed
 	const billed = BILLED[interval]
 	const isCurrent = currentIn === interval
 	return (
-		<section className={`card plan${isCurrent ? ' plan--current' : ''}`} aria-labelledby={headingId}>
+		// A list item, not a region: seven plans as landmarks would crowd out the page's own (main, nav).
+		<li className={`card plan${isCurrent ? ' plan--current' : ''}`} aria-labelledby={headingId}>
 			<h2 id={headingId}>
 				{plan.name} {isCurrent ? <span className="badge">Your plan</span> : null}
 			</h2>
 			<p className="plan__price">
-				{priceLabel(plan, interval)} <small>/ {interval === 'year' ? 'year' : 'month'}</small>
+				{/* Read as "$19 per month", not "slash month". */}
+				{priceLabel(plan, interval)}{' '}
+				<small>
+					<span aria-hidden="true">/ {interval}</span>
+					<span className="visually-hidden">per {interval}</span>
+				</small>
 			</p>
 			<p>{plan.summary}</p>
 			<ul className="plan__facts">
@@ -70,6 +77,6 @@ export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, 
 					</button>
 				</Form>
 			)}
-		</section>
+		</li>
 	)
 }

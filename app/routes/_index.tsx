@@ -22,7 +22,7 @@ export default function Home() {
 					Talk to us
 				</a>
 			</p>
-			<section aria-labelledby="features-heading" className="stack">
+			<section aria-labelledby="features-heading" className="stack home__features">
 				<h2 id="features-heading">From the first read to the last shooting day</h2>
 				<ul className="grid features">
 					<li className="card">

@@ -3,6 +3,7 @@ import { useActionData, useLoaderData } from '@remix-run/react'
 import { AlertNotice } from '#app/components/alert-notice.tsx'
 import { BillingSummary } from '#app/components/billing-summary.tsx'
 import { DeletionRequestSection } from '#app/components/deletion-request-form.tsx'
+import { EmailAddress } from '#app/components/email-address.tsx'
 import { SignOutForm } from '#app/components/sign-out-form.tsx'
 import { deletionFromForm } from '#app/modules/account-deletion/deletion-page.server.ts'
 import { pendingDeletionRequest } from '#app/modules/account-deletion/deletion.server.ts'
@@ -107,7 +108,10 @@ export default function AccountPage() {
 			</div>
 			{email ? (
 				<p className="lead">
-					Signed in as <strong>{email}</strong>
+					Signed in as{' '}
+					<strong>
+						<EmailAddress address={email} />
+					</strong>
 				</p>
 			) : null}
 			{returnedFromCheckout && state.has_subscription ? (

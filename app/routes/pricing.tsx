@@ -139,7 +139,7 @@ export default function PricingPage() {
 					Yearly
 				</a>
 			</nav>
-			<div className="grid">
+			<ul className="grid plans">
 				{PLANS.map((id) => (
 					<PlanCard
 						key={id}
@@ -153,7 +153,7 @@ export default function PricingPage() {
 						action={formAction}
 					/>
 				))}
-			</div>
+			</ul>
 		</div>
 	)
 }
