@@ -34,8 +34,8 @@ test.describe('focus after a refused form, JavaScript on, 375 px', () => {
 		expectedConsoleErrors.push(failedLoad(429, '/pricing'))
 		const userId = uniqueId('user_e2e_focus_pricing')
 		await signIn(page, userId)
-		// Ten checkouts a minute are allowed (USER_WRITE_LIMITS.checkout): spend them without the page.
-		for (let i = 0; i < 10; i++) {
+		// Thirty checkouts a minute are allowed (USER_WRITE_LIMITS.checkout): spend them without the page.
+		for (let i = 0; i < 30; i++) {
 			const response = await page.request.post('/pricing?interval=month', {
 				form: { intent: 'checkout', plan: 'solo', interval: 'month' },
 				maxRedirects: 0,

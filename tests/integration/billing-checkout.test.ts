@@ -3,6 +3,7 @@ import type { StripeObject } from '../mocks/stripe.ts'
 import { postJson } from '../support/http.ts'
 import { newClerkUserId } from '../support/sessions.ts'
 import { FREE_STATUS } from '../support/status-payloads.ts'
+import { PAID_PLANS } from '#app/modules/billing/plans.ts'
 import {
 	app,
 	auth,
@@ -187,11 +188,24 @@ describe('POST /api/billing/checkout', () => {
 		expect(standIns.stripe.store.all('checkout.session')).toHaveLength(sessionsBefore)
 	})
 
-	test('more than 10 checkouts a minute by one user are 429 with Retry-After; other users are unaffected', async () => {
+	test('one user may open checkout for every paid plan in both periods in a row, each for its own price', async () => {
+		const userId = newClerkUserId()
+		for (const plan of PAID_PLANS) {
+			for (const interval of ['month', 'year'] as const) {
+				const response = await checkout(userId, { plan, interval })
+				expect(response.status, `${plan} ${interval}`).toBe(200)
+				const { url } = await response.json()
+				const params = standIns.stripe.checkoutParams(sessionIdOf(url))!
+				expect(params.line_items).toEqual([{ price: standIns.stripe.priceFor(plan, interval).id, quantity: '1' }])
+			}
+		}
+	})
+
+	test('more than 30 checkouts a minute by one user are 429 with Retry-After; other users are unaffected', async () => {
 		const userId = newClerkUserId()
 		const statuses: number[] = []
-		for (let i = 0; i < 11; i++) statuses.push((await checkout(userId, { plan: 'solo' })).status)
-		expect(statuses).toEqual([...Array(10).fill(200), 429])
+		for (let i = 0; i < 31; i++) statuses.push((await checkout(userId, { plan: 'solo' })).status)
+		expect(statuses).toEqual([...Array(30).fill(200), 429])
 		const limited = await checkout(userId, { plan: 'solo' })
 		expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
 		expect(await limited.json()).toMatchObject({ code: 'rate-limited' })
@@ -223,7 +237,7 @@ describe('POST /api/billing/checkout', () => {
 		standIns.stripe.setMode('error500')
 		try {
 			// As many failures as the per-user limit allows checkouts: a failure on our side is not counted.
-			for (let attempt = 0; attempt < 10; attempt++) {
+			for (let attempt = 0; attempt < 30; attempt++) {
 				const response = await checkout(userId, { plan: 'team' })
 				expect(response.status).toBe(500)
 				expect(await response.json()).toMatchObject({ code: 'server-error' })
