@@ -62,7 +62,11 @@ for (const javaScriptEnabled of [true, false]) {
 		}) => {
 			test.slow() // two people, four screenshots at two sizes, five axe runs
 			// The wrong email is refused (400); the user is shown no admin page (404).
-			expectedConsoleErrors.push(failedLoad(400, '/account'), failedLoad(404, '/admin/deletion-requests'))
+			expectedConsoleErrors.push(
+				failedLoad(400, '/account'),
+				failedLoad(400, '/admin/deletion-requests'),
+				failedLoad(404, '/admin/deletion-requests'),
+			)
 			const userId = uniqueId(`user_e2e_deletion_${mode}`)
 			const email = `${userId}@example.test`
 			const reason = `Our production wrapped <early> & we no longer need a call sheet (${mode}).`
@@ -184,8 +188,17 @@ for (const javaScriptEnabled of [true, false]) {
 
 			// Every request's button says whose it is.
 			await expect(request.getByRole('heading', { level: 2, name: `Request from ${userId}` })).toBeVisible()
-			// Marking is final: the administrator first confirms the deletion was done.
-			await request.getByRole('checkbox', { name: `I have deleted this account and its data (request from ${userId})` }).check()
+			// Marking is final: the administrator first confirms the deletion was done. Unticked, the
+			// refusal names whose request, and that request's box says what to do.
+			const done = request.getByRole('checkbox', { name: `I have deleted this account and its data (request from ${userId})` })
+			await request.getByRole('button', { name: `Mark processed (request from ${userId})`, exact: true }).click()
+			await expect(page.getByRole('alert')).toHaveText(
+				`Nothing was marked for the request from ${userId}: tick "I have deleted this account and its data" first.`,
+			)
+			await expect(page.getByRole('alert')).toBeFocused()
+			await expect(done).toHaveAttribute('aria-invalid', 'true')
+			await expect(done).toHaveAccessibleDescription('Tick this once the account and its data are deleted.')
+			await done.check()
 			await request.getByRole('button', { name: `Mark processed (request from ${userId})`, exact: true }).click()
 			// The outcome names the request, and is focused (autofocus without JavaScript) on a page of its own.
 			await expect(page.getByRole('status')).toHaveText(`Marked the request from ${userId} processed.`)
@@ -200,8 +213,9 @@ for (const javaScriptEnabled of [true, false]) {
 			if (javaScriptEnabled) {
 				expectNoUnexpectedConsoleErrors(consoleErrors, {
 					allow: [
-						// Answered on purpose: the refused email (400) and the hidden admin page (404).
+						// Answered on purpose: the refused email and the unticked box (400), and the hidden admin page (404).
 						/status of 400 \(Bad Request\) \(at [^)]*\/account[?.]/,
+						/status of 400 \(Bad Request\) \(at [^)]*\/admin\/deletion-requests[?.]/,
 						/status of 404 \(Not Found\) \(at [^)]*\/admin\/deletion-requests\)/,
 						CLERK_LOAD_FAILURE,
 					],

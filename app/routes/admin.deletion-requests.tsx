@@ -71,20 +71,38 @@ export async function action(args: ActionFunctionArgs) {
 	const intent = form.get('intent')
 	if (intent === 'mark-processed') {
 		// Marking is final (the request leaves the list): the administrator says the deletion was done.
-		if (form.get('confirmed') !== 'yes')
-			return refuse(args, 'Nothing was marked: tick "I have deleted this account and its data" first, once it is done.', 400)
+		if (form.get('confirmed') !== 'yes') return refuseUnticked(args, requestId, 'confirmed')
 		return answer(args, await markDeletionRequestProcessed(requestId, adminId), `processed=${requestId}`, refusalMessage)
 	}
 	if (intent === 'withdraw') {
-		if (form.get('userAsked') !== 'yes')
-			return refuse(args, 'Nothing was withdrawn: tick "The user asked to keep their account" first.', 400)
+		if (form.get('userAsked') !== 'yes') return refuseUnticked(args, requestId, 'userAsked')
 		return answer(args, await withdrawDeletionRequest(requestId, adminId), `withdrawn=${requestId}`, withdrawalRefusal)
 	}
 	return refuse(args, 'Unknown action.', 400)
 }
 
+/** What a refused form gets back: the notice, and for a box left unticked, whose request and which box. */
+type Refused = { message: string; requestId?: string; tick?: Tick }
+
 function refuse(args: ActionFunctionArgs, message: string, status: number) {
-	return recordRefusal(args.context, json({ message }, { status }))
+	return recordRefusal(args.context, json<Refused>({ message }, { status }))
+}
+
+const TICKS = {
+	confirmed: {
+		label: 'I have deleted this account and its data',
+		refused: 'Nothing was marked',
+		missing: 'Tick this once the account and its data are deleted.',
+	},
+	userAsked: { label: 'The user asked to keep their account', refused: 'Nothing was withdrawn', missing: 'Tick this if the user asked.' },
+} as const
+type Tick = keyof typeof TICKS
+
+/** A box left unticked: said at the top and beside the box, in the request's own card. */
+function refuseUnticked(args: ActionFunctionArgs, requestId: string, tick: Tick) {
+	const { refused, label } = TICKS[tick]
+	const message = `${refused}: tick "${label}" first.`
+	return recordRefusal(args.context, json<Refused>({ message, requestId, tick }, { status: 400 }))
 }
 
 /** Done: Post/Redirect/Get to a page that reads the outcome back. Refused: a notice that stays. */
@@ -106,6 +124,10 @@ export default function DeletionRequestsAdmin() {
 	// The button that was pressed goes away with its row (or the page was loaded anew): focus the
 	// outcome, by autofocus without JavaScript and by this effect with it.
 	const outcome = refusal ?? done
+	// The request a refusal is about, when it was a box left unticked: the notice names whose it is,
+	// and that card marks the box.
+	const untickedTick = refusal?.tick
+	const untickedRow = untickedTick ? pending.find((row) => row.requestId === refusal?.requestId) : undefined
 	const noticeRef = useRef<HTMLParagraphElement>(null)
 	useEffect(() => {
 		if (outcome) noticeRef.current?.focus()
@@ -121,7 +143,9 @@ export default function DeletionRequestsAdmin() {
 					tabIndex={-1}
 					autoFocus
 				>
-					{outcome.message}
+					{untickedTick && untickedRow
+						? `${TICKS[untickedTick].refused} for the request from ${untickedRow.clerkId}: tick "${TICKS[untickedTick].label}" first.`
+						: outcome.message}
 				</p>
 			) : null}
 			{pending.length === 0 ? <p>No pending requests.</p> : null}
@@ -145,21 +169,24 @@ export default function DeletionRequestsAdmin() {
 					</dl>
 					<ConfirmedAction
 						intent="mark-processed"
-						tick={{ name: 'confirmed', label: 'I have deleted this account and its data' }}
+						tick="confirmed"
 						button="Mark processed"
 						row={row}
 						busy={processing === row.requestId}
+						unticked={untickedRow === row && untickedTick === 'confirmed'}
 					/>
 					{/* The account page tells a user who changed their mind to ask support, quoting the reference. */}
-					<details>
+					{/* Kept open when its box was left unticked, so the reason shows where it applies. */}
+					<details open={untickedRow === row && untickedTick === 'userAsked' ? true : undefined}>
 						<summary>The user changed their mind?</summary>
 						<ConfirmedAction
 							intent="withdraw"
-							tick={{ name: 'userAsked', label: 'The user asked to keep their account' }}
+							tick="userAsked"
 							button="Withdraw request"
 							secondary
 							row={row}
 							busy={processing === row.requestId}
+							unticked={untickedRow === row && untickedTick === 'userAsked'}
 						/>
 					</details>
 				</section>
@@ -170,11 +197,13 @@ export default function DeletionRequestsAdmin() {
 
 type ConfirmedActionProps = {
 	intent: 'mark-processed' | 'withdraw'
-	tick: { name: string; label: string }
+	tick: Tick
 	button: string
 	secondary?: boolean
 	row: { requestId: string; clerkId: string }
 	busy: boolean
+	/** The last submission of this form left its box unticked. */
+	unticked: boolean
 }
 
 /**
@@ -182,19 +211,32 @@ type ConfirmedActionProps = {
  * refusal must not show under the last outcome's address. The server says what is missing (a notice
  * that stays), not the browser's passing bubble. Names say whose request, for screen readers.
  */
-function ConfirmedAction({ intent, tick, button, secondary = false, row, busy }: ConfirmedActionProps) {
+function ConfirmedAction({ intent, tick, button, secondary = false, row, busy, unticked }: ConfirmedActionProps) {
 	const whose = <span className="visually-hidden">{` (request from ${row.clerkId})`}</span>
+	const errorId = `${tick}-${row.requestId}-error`
 	return (
 		<Form method="post" action={PAGE_PATH} className="stack" noValidate>
 			<input type="hidden" name="intent" value={intent} />
 			<input type="hidden" name="requestId" value={row.requestId} />
 			<label className="checkbox">
-				<input type="checkbox" name={tick.name} value="yes" required />
+				<input
+					type="checkbox"
+					name={tick}
+					value="yes"
+					required
+					aria-invalid={unticked ? true : undefined}
+					aria-describedby={unticked ? errorId : undefined}
+				/>
 				<span>
-					{tick.label}
+					{TICKS[tick].label}
 					{whose}
 				</span>
 			</label>
+			{unticked ? (
+				<p className="field__error" id={errorId}>
+					{TICKS[tick].missing}
+				</p>
+			) : null}
 			<button className={secondary ? 'button button--secondary' : 'button'} type="submit" disabled={busy}>
 				{button}
 				{whose}

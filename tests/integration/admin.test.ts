@@ -66,7 +66,11 @@ describe('/admin/deletion-requests', () => {
 
 		const unconfirmed = await withdraw(requestId, adminId, '')
 		expect(unconfirmed.status).toBe(400)
-		expect(await unconfirmed.text()).toContain('Nothing was withdrawn')
+		// Said beside the box it is about, inside the withdrawal's disclosure, which stays open.
+		const refusedPage = await unconfirmed.text()
+		expect(refusedPage).toContain(`Nothing was withdrawn for the request from ${userId}`)
+		expect(refusedPage).toMatch(/<details open="">\s*<summary>The user changed their mind\?<\/summary>/)
+		expect(refusedPage).toContain(`<p class="field__error" id="userAsked-${requestId}-error">Tick this if the user asked.</p>`)
 		const done = await withdraw(requestId)
 		expect(done.status).toBe(303)
 		expect(done.headers.get('location')).toBe(`/admin/deletion-requests?withdrawn=${requestId}`)
@@ -104,7 +108,15 @@ describe('/admin/deletion-requests', () => {
 		const { userId, requestId } = await userWithRequest({ subscribe: false })
 		const refused = await markProcessed(requestId, adminId, '')
 		expect(refused.status).toBe(400)
-		expect(await refused.text()).toContain('Nothing was marked')
+		// The notice says whose request; that request's box is marked and described by what to do.
+		const html = await refused.text()
+		expect(html).toContain(
+			`Nothing was marked for the request from ${userId}: tick &quot;I have deleted this account and its data&quot; first.`,
+		)
+		const errorId = `confirmed-${requestId}-error`
+		expect(html).toMatch(new RegExp(`name="confirmed" required="" aria-invalid="true" aria-describedby="${errorId}"`))
+		expect(html).toContain(`<p class="field__error" id="${errorId}">Tick this once the account and its data are deleted.</p>`)
+		expect(html).not.toContain('aria-describedby="userAsked-')
 		const page = await (await adminPage(adminId)).text()
 		expect(page).toContain(`Request from ${userId}`)
 		expect((await markProcessed(requestId)).status).toBe(303)
