@@ -6,11 +6,11 @@ import { DeletionRequestSection } from '#app/components/deletion-request-form.ts
 import { EmailAddress } from '#app/components/email-address.tsx'
 import { SignOutForm } from '#app/components/sign-out-form.tsx'
 import { deletionFromForm } from '#app/modules/account-deletion/deletion-page.server.ts'
-import { pendingDeletionRequest } from '#app/modules/account-deletion/deletion.server.ts'
+import { pendingDeletionRequest, userWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
 import { noticeInit, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
 import { settleCheckoutReturn } from '#app/modules/billing/checkout-return.server.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
-import { requirePageUser } from '#app/utils/auth.server.ts'
+import { requirePageUser, requirePageUserId } from '#app/utils/auth.server.ts'
 import { displayedPrimaryEmail } from '#app/utils/identity.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
 import { readForm } from '#app/utils/forms.server.ts'
@@ -77,17 +77,19 @@ type ActionData = {
 }
 
 export async function action(args: ActionFunctionArgs) {
-	const user = await requirePageUser(args)
+	// Read as the API reads a filer: with their pending request, so filing again with the same email
+	// is answered as POST /api/account/delete-request answers it (decision 0014).
+	const account = await userWithPendingDeletion(await requirePageUserId(args))
 	const form = await readForm(args.request)
 	const refuse = (data: ActionData, init: ResponseInit) => recordRefusal(args.context, json<ActionData>(data, init))
 	const intent = form.get('intent')
 	if (intent === 'portal') {
-		const result = await portalFromForm(user)
+		const result = await portalFromForm(account.user)
 		if (result instanceof Response) return result
 		return refuse({ notice: result.notice, contact: result.contact, errors: {}, values: {} }, noticeInit(result))
 	}
 	if (intent !== 'delete-request') return refuse({ notice: 'Unknown action.', errors: {}, values: {} }, refusalInit({ code: 'bad-body' }))
-	const result = await deletionFromForm(user, form, { filedPath: DELETION_REQUESTED_PATH, accountPath: ACCOUNT_PATH })
+	const result = await deletionFromForm(account, form, { filedPath: DELETION_REQUESTED_PATH, accountPath: ACCOUNT_PATH })
 	if (result instanceof Response) return result
 	const { init, ...data } = result
 	return refuse(data, init)

@@ -195,12 +195,17 @@ export function signInUrl(returnTo: string) {
 
 /** For pages that need a user: their row, or a redirect to sign in and back. */
 export async function requirePageUser(args: { request: Request; context: AppLoadContext; params: Params }, returnTo?: string) {
+	return ensureUser(await requirePageUserId(args, returnTo))
+}
+
+/** requirePageUser's check alone, for a page that reads the user's row with more of theirs. */
+export async function requirePageUserId(args: { request: Request; context: AppLoadContext; params: Params }, returnTo?: string) {
 	const clerkId = await pageUserId(args)
 	if (!clerkId) {
 		const url = new URL(args.request.url)
 		throw redirect(signInUrl(returnTo ?? `${url.pathname}${url.search}`), 303)
 	}
-	return ensureUser(clerkId)
+	return clerkId
 }
 
 /** Admin pages exist only for ADMIN_USER_IDS: everyone else, signed in or not, gets a plain 404. */

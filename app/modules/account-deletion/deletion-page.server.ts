@@ -3,9 +3,8 @@ import { signInUrl } from '#app/utils/auth.server.ts'
 import { fieldErrors, formValues } from '#app/utils/forms.server.ts'
 import { refusalInit } from '#app/utils/http.server.ts'
 import { waitInWords } from '#app/utils/retry-after.ts'
-import type { AppUser } from '#app/utils/users.server.ts'
 import { deletionRequestSchema } from '#app/utils/validation/account.ts'
-import { fileDeletionRequest } from './deletion.server.ts'
+import { fileDeletionRequest, type UserWithPendingDeletion } from './deletion.server.ts'
 
 // The account page's deletion form: the same domain function as POST /api/account/delete-request,
 // answered as a redirect (Post/Redirect/Get) or as the page's words with the API's status.
@@ -25,16 +24,19 @@ const NOTICES = {
 	'db-error': 'We could not save your request. Nothing was filed: please try again in a moment.',
 } as const
 
-/** `filedPath`: where a filed request lands; `accountPath`: where signing in again returns to. */
+/**
+ * `account`: the user read with their pending request (`userWithPendingDeletion`), as the API reads
+ * them. `filedPath`: where a filed request lands; `accountPath`: where signing in again returns to.
+ */
 export async function deletionFromForm(
-	user: AppUser,
+	account: UserWithPendingDeletion,
 	form: URLSearchParams,
 	{ filedPath, accountPath }: { filedPath: string; accountPath: string },
 ): Promise<Response | DeletionRefusal> {
 	const values = formValues(form, ['confirmEmail', 'reason'])
 	const parsed = deletionRequestSchema.safeParse(values)
 	if (!parsed.success) return { notice: null, errors: fieldErrors(parsed.error), values, init: refusalInit({ code: 'bad-body' }) }
-	const result = await fileDeletionRequest({ user }, parsed.data)
+	const result = await fileDeletionRequest(account, parsed.data)
 	if (result.status === 'ok') return redirect(filedPath, 303)
 	if (result.status === 'table-missing') {
 		const notice = 'Account deletion is not available on this server yet. Please contact support.'
