@@ -1,3 +1,4 @@
+import crypto from 'node:crypto'
 import { createClerkClient, type ClerkClient } from '@clerk/backend'
 import { getAuth } from '@clerk/remix/ssr.server'
 import { redirect, type AppLoadContext } from '@remix-run/node'
@@ -23,21 +24,28 @@ export function clerkClient(): ClerkClient {
 }
 
 // Verified sessions, by the exact credentials presented. RS256 verification runs on libuv's thread pool
-// for every request otherwise; the same token bytes always verify the same way, so a success is
+// for every request otherwise; the same credentials always verify the same way, so a success is
 // remembered until the token's own expiry (Clerk tokens live about a minute). Failures are never
-// remembered, and the key includes __client_uat so a signed-out browser is not let in by a cache.
+// remembered. The key holds every cookie Clerk chooses among (__session, __client_uat and the
+// dev-browser token, suffixed or not, in the order sent), so a signed-out browser is not let in by a
+// cache, and a key maps only to what Clerk verified for those very cookies. It is a digest: the client
+// writes these values, and a key of their bytes let one signed-in client fill the map with 10 000
+// variants of 15 KB each (a `__client_uat` of "1" and junk still parses as 1), past the heap's cap.
 const VERIFIED_LIMIT = 10_000
 const verified = new Map<string, { userId: string; expiresAt: number }>()
 
 const BEARER = /^Bearer\s+(\S+)$/i
+const SESSION_COOKIE = /^\s*(__session|__client_uat|__clerk_db_jwt)(_[^=]*)?=/
+
+const digest = (text: string) => crypto.createHash('sha256').update(text).digest('base64')
 
 function credentialsOf(request: Request) {
 	const bearer = request.headers.get('Authorization')?.match(BEARER)?.[1]
-	if (bearer) return `bearer:${bearer}`
-	const cookies = request.headers.get('Cookie') ?? ''
-	const session = /(?:^|;\s*)__session=([^;]+)/.exec(cookies)?.[1]
-	const clientUat = /(?:^|;\s*)__client_uat=([^;]+)/.exec(cookies)?.[1]
-	return session ? `cookie:${session}|${clientUat ?? ''}` : null
+	if (bearer) return `bearer:${digest(bearer)}`
+	const cookies = request.headers.get('Cookie')
+	if (!cookies?.includes('__session')) return null
+	const chosenAmong = cookies.split(';').filter((cookie) => SESSION_COOKIE.test(cookie))
+	return `cookie:${digest(chosenAmong.join(';'))}`
 }
 
 function remember(key: string, userId: string, exp: unknown) {
@@ -77,17 +85,29 @@ function noteRefusedSession(reason: string | null, detail?: string) {
 	refusals.set(key, seen)
 }
 
+const HANDSHAKE_COOKIE = /(?:^|;)\s*__clerk_handshake/
+
 /**
- * HTTP's auth scheme is case-insensitive (RFC 9110 §11.1) and `bearer <token>` is common; Clerk reads
- * only the exact `Bearer `. The token itself is passed untouched.
+ * The headers Clerk sees for an API request. HTTP's auth scheme is case-insensitive (RFC 9110 §11.1)
+ * and `bearer <token>` is common; Clerk reads only the exact `Bearer ` (the token is passed untouched).
+ * Handshake cookies are left out: an API request never takes part in a handshake (decision 0005),
+ * and with one Clerk asks its Backend API for the handshake's payload, and logs the failure, on every
+ * request that carries a made-up nonce: a client could spend our API quota and fill the log.
  */
-function withCanonicalBearer(headers: Headers): Headers {
+function apiHeadersForClerk(headers: Headers): Headers {
 	const authorization = headers.get('Authorization')
 	const token = authorization?.match(BEARER)?.[1]
-	if (!token || authorization === `Bearer ${token}`) return headers
-	const canonical = new Headers(headers)
-	canonical.set('Authorization', `Bearer ${token}`)
-	return canonical
+	const cookies = headers.get('Cookie')
+	const canonicalBearer = token !== undefined && authorization !== `Bearer ${token}`
+	const handshake = cookies !== null && HANDSHAKE_COOKIE.test(cookies)
+	if (!canonicalBearer && !handshake) return headers
+	const forClerk = new Headers(headers)
+	if (canonicalBearer) forClerk.set('Authorization', `Bearer ${token}`)
+	if (handshake) {
+		const kept = cookies.split(';').filter((cookie) => !/^\s*__clerk_handshake/.test(cookie))
+		forClerk.set('Cookie', kept.join(';'))
+	}
+	return forClerk
 }
 
 /**
@@ -104,7 +124,9 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 	try {
 		// Clerk needs only the URL and headers. Handing it a body-less copy keeps it from cloning the
 		// body stream, which fails under some adapters ("duplex option is required").
-		const headersOnly = new Request(request.url, { method: 'GET', headers: withCanonicalBearer(request.headers) })
+		// Without the query, which can carry a handshake nonce too.
+		const url = new URL(request.url)
+		const headersOnly = new Request(`${url.origin}${url.pathname}`, { method: 'GET', headers: apiHeadersForClerk(request.headers) })
 		const state = await clerkClient().authenticateRequest(headersOnly, {
 			jwtKey: config.CLERK_JWT_KEY,
 			authorizedParties: [new URL(config.APP_URL).origin],

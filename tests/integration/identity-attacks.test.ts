@@ -1,3 +1,4 @@
+import fs from 'node:fs'
 import { generateKeyPairSync } from 'node:crypto'
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { createClerkTestKeys, sessionCookie } from '../mocks/clerk.ts'
@@ -165,4 +166,43 @@ test('a wrong CLERK_JWT_KEY refuses every session (401) and says so in the log, 
 	} finally {
 		await misconfigured.stop()
 	}
+})
+
+test('a handshake nonce on an API request asks the identity provider nothing and logs nothing: the session is verified as usual', async () => {
+	const userId = newClerkUserId()
+	const before = standIns.clerkApi.requests.length
+	const response = await fetch(`${app.url}/api/billing/status?__clerk_handshake_nonce=made-up`, {
+		headers: { Cookie: `${sessionCookie(standIns.clerk.sign({ sub: userId }))}; __clerk_handshake_nonce=made-up-too` },
+	})
+	expect(response.status).toBe(200)
+	// Clerk resolves a nonce by asking its Backend API for the handshake's payload, and logs the failure.
+	expect(standIns.clerkApi.requests.slice(before)).toEqual([])
+	expect(app.errorOutput()).not.toContain('handshake')
+})
+
+test('a signed-in client sending its session with thousands of junk variants of its other cookies does not grow the server', async () => {
+	const rssMb = () => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${app.process.pid}/status`, 'utf8'))![1]) / 1024
+	const token = standIns.clerk.sign({ sub: newClerkUserId() })
+	// `__client_uat` is read as an integer: "1" and 14 KB of junk is still 1, so each variant verifies.
+	const junk = (i: number) => `1${String(i).padStart(6, '0')}${'x'.repeat(14_000)}`
+	let sent = 0
+	const sendVariants = async (count: number) => {
+		for (let batch = 0; batch < count / 50; batch++) {
+			const statuses = await Promise.all(
+				Array.from({ length: 50 }, () =>
+					fetch(`${app.url}/api/billing/status`, { headers: { Cookie: `__session=${token}; __client_uat=${junk(sent++)}` } }).then(
+						async (r) => (await r.arrayBuffer(), r.status),
+					),
+				),
+			)
+			expect(new Set(statuses)).toEqual(new Set([200]))
+		}
+	}
+	// The first round takes the heap to the size this load needs (garbage included); a second round
+	// of as many new variants must not add to it. Kept per variant, 3 000 × 14 KB would be 42 MB more
+	// (and the two rounds together past the 96 MB heap); what is kept per session is a digest.
+	await sendVariants(3_000)
+	const settled = rssMb()
+	await sendVariants(3_000)
+	expect(rssMb() - settled).toBeLessThan(15)
 })
