@@ -3,7 +3,7 @@ import crypto from 'node:crypto'
 // A signed-out page is the same for every visitor for much longer than this; the limit is there so
 // that whatever a render does read (the build, the configuration) shows within seconds of changing.
 const TTL_MS = 10_000
-// Keys include the URL, which visitors choose (`?utm_source=…`): the cache is bounded, oldest out.
+// Keys include what visitors choose (the page, its `interval`, Host, Accept): bounded, oldest out.
 const MAX_ENTRIES = 100
 
 /**

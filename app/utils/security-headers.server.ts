@@ -1,18 +1,14 @@
+import { parsePublishableKey } from '@clerk/shared/keys'
 import { env } from './env.server.ts'
 
 // Security headers for every response. The CSP is enforced (not report-only) and lets Clerk work:
 // its script and API live on the frontend-API host named inside the publishable key.
 
+/** Read as Clerk reads it (start-up validated the key the same way): a hand decoding could disagree. */
 function clerkFrontendOrigin(publishableKey: string | undefined) {
-	if (!publishableKey) return undefined
-	try {
-		const host = Buffer.from(publishableKey.replace(/^pk_(test|live)_/, ''), 'base64')
-			.toString('utf8')
-			.replace(/\$$/, '')
-		return /^[a-z0-9.-]+$/i.test(host) ? `https://${host}` : undefined
-	} catch {
-		return undefined
-	}
+	const frontendApi = publishableKey ? parsePublishableKey(publishableKey)?.frontendApi : undefined
+	// It goes into a header: only host characters.
+	return frontendApi && /^[a-z0-9.-]+$/i.test(frontendApi) ? `https://${frontendApi}` : undefined
 }
 
 function stripeOrigins(apiUrl: string | undefined) {

@@ -1,7 +1,8 @@
 import { z } from 'zod'
 import { CONTACT_LIMITS } from './limits.ts'
 
-// Client-safe: the contact form's browser-side checks and the server use this one schema.
+// The one contact schema, for POST /api/contact and the contact page's action alike. Client-safe (no
+// server import), though the form is checked on the server only (`noValidate`: one set of messages).
 
 /** Missing (or null) is "required"; a number or an object where text belongs is named as such. */
 const notText = (label: string) => (issue: { input?: unknown }) =>
