@@ -1,4 +1,5 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from '@remix-run/node'
+import { isSameOrigin } from './forms.server.ts'
 import { BodyCutOffError, errorResponse, type ErrorCode } from './http.server.ts'
 import { ReadyTextResponse } from './ready-bodies.server.ts'
 
@@ -19,6 +20,7 @@ export function apiRoute(handlers: Partial<Record<Method, Handler>>, { failureCo
 		const method = (args.request.method === 'HEAD' ? 'GET' : args.request.method) as Method
 		const handler = handlers[method]
 		if (!handler) return errorResponse('method-not-allowed', { headers: { Allow: allow } })
+		if (isCrossSiteWriteWithSession(args.request)) return errorResponse('forbidden')
 		try {
 			return await handler(args)
 		} catch (error) {
@@ -44,6 +46,17 @@ export function apiRoute(handlers: Partial<Record<Method, Handler>>, { failureCo
 /** The answer to any request on `/api/*` whose method the API does not know (TRACE, PROPFIND, …). */
 export function unknownApiMethodResponse(allow: string | undefined): Response {
 	return allow === undefined ? errorResponse('not-found') : errorResponse('method-not-allowed', { headers: { Allow: allow } })
+}
+
+/**
+ * A write that a browser sent from another site with the user's session cookie (docs/decisions/0007).
+ * JSON writes are safe without this (a form cannot send `application/json`), but the portal reads no
+ * body: a form on another site (a same-site subdomain gets the Lax cookie) could open portal sessions
+ * in the user's name. Clients that are not browsers send neither Origin nor Sec-Fetch-Site.
+ */
+function isCrossSiteWriteWithSession(request: Request) {
+	if (request.method === 'GET' || request.method === 'HEAD') return false
+	return request.headers.get('Cookie')?.includes('__session') === true && !isSameOrigin(request)
 }
 
 function isProgrammingError(error: unknown) {

@@ -206,3 +206,44 @@ test('a signed-in client sending its session with thousands of junk variants of 
 	await sendVariants(3_000)
 	expect(rssMb() - settled).toBeLessThan(15)
 })
+
+test("pages' CSP lets Clerk's script and API load from the frontend-API host the publishable key names", async () => {
+	const key = standIns.env.CLERK_PUBLISHABLE_KEY!
+	const host = Buffer.from(key.replace(/^pk_(test|live)_/, ''), 'base64')
+		.toString('utf8')
+		.replace(/\$$/, '')
+	const csp = (await fetch(`${app.url}/pricing`)).headers.get('content-security-policy') ?? ''
+	for (const directive of ['script-src', 'connect-src']) {
+		expect(csp.split(';').find((part) => part.trim().startsWith(`${directive} `))).toContain(`https://${host}`)
+	}
+})
+
+test("an API write a browser sends from another site with the user's session cookie is 403 forbidden; other clients are unaffected", async () => {
+	const userId = newClerkUserId()
+	const session = sessionHeaders(standIns.clerk, userId)
+	const portal = (headers: Record<string, string>) =>
+		fetch(`${app.url}/api/billing/portal`, { method: 'POST', headers: { ...session, 'Content-Type': 'text/plain', ...headers } })
+	// A form on another site (or a same-site subdomain, which the Lax cookie reaches).
+	const crossSites: Array<Record<string, string>> = [
+		{ Origin: 'https://evil.example' },
+		{ 'Sec-Fetch-Site': 'cross-site' },
+		{ 'Sec-Fetch-Site': 'same-site' },
+	]
+	for (const crossSite of crossSites) {
+		const refused = await portal(crossSite)
+		expect(refused.status, JSON.stringify(crossSite)).toBe(403)
+		expect(await refused.json()).toEqual({ error: expect.any(String), code: 'forbidden' })
+	}
+	// Our own pages' scripts, and clients that are not browsers, get the route's own answer (no customer yet).
+	const ourClients: Array<Record<string, string>> = [{ Origin: app.url }, { 'Sec-Fetch-Site': 'same-origin' }, {}]
+	for (const ours of ourClients) {
+		expect((await portal(ours)).status, JSON.stringify(ours)).toBe(404)
+	}
+	// Without the session cookie nothing is at stake: the route answers as it would anyway.
+	const anonymous = await fetch(`${app.url}/api/contact`, {
+		method: 'POST',
+		headers: { Origin: 'https://evil.example', 'Content-Type': 'application/json' },
+		body: '{}',
+	})
+	expect(anonymous.status).toBe(400)
+})
