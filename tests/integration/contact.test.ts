@@ -255,6 +255,14 @@ describe('rate limit: 5 per minute per client IP', () => {
 		expect(statuses).toEqual([200, 200, 200, 200, 200, 429])
 	})
 
+	test('an IPv6 client picking a new address in its /64 for each message does not get a fresh limit; its neighbour /64 does', async () => {
+		const prefix = `2001:db8:${Math.floor(Math.random() * 0xffff).toString(16)}:${Math.floor(Math.random() * 0xffff).toString(16)}`
+		const statuses: number[] = []
+		for (let i = 0; i < 6; i++) statuses.push((await contact(valid, `${prefix}:${i + 1}:2:3:4`)).status)
+		expect(statuses).toEqual([200, 200, 200, 200, 200, 429])
+		expect((await contact(valid, `${prefix.replace(/[0-9a-f]+$/, (group) => (parseInt(group, 16) ^ 1).toString(16))}::1`)).status).toBe(200)
+	})
+
 	test('the contact page and the API share one limit', async () => {
 		const ip = uniqueIp()
 		for (let i = 0; i < 4; i++) expect((await contact(valid, ip)).status).toBe(200)
