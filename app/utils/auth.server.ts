@@ -35,7 +35,9 @@ const VERIFIED_LIMIT = 10_000
 const verified = new Map<string, { userId: string; expiresAt: number }>()
 
 const BEARER = /^Bearer\s+(\S+)$/i
-const SESSION_COOKIE = /^\s*(__session|__client_uat|__clerk_db_jwt)(_[^=]*)?=/
+// Cookie names as Clerk's parser reads them: trimmed, with or without the instance's suffix.
+const CHOSEN_AMONG = /^\s*(__session|__client_uat|__clerk_db_jwt)(_[^=]*)?\s*=/
+const SESSION_TOKEN = /^\s*__session(_[^=]*)?\s*=/
 
 const digest = (text: string) => crypto.createHash('sha256').update(text).digest('base64')
 
@@ -44,7 +46,10 @@ function credentialsOf(request: Request) {
 	if (bearer) return `bearer:${digest(bearer)}`
 	const cookies = request.headers.get('Cookie')
 	if (!cookies?.includes('__session')) return null
-	const chosenAmong = cookies.split(';').filter((cookie) => SESSION_COOKIE.test(cookie))
+	const chosenAmong = cookies.split(';').filter((cookie) => CHOSEN_AMONG.test(cookie))
+	// No session cookie among them (`x__session=…`): nothing to verify, and no key that another
+	// request's cookies could also digest to.
+	if (!chosenAmong.some((cookie) => SESSION_TOKEN.test(cookie))) return null
 	return `cookie:${digest(chosenAmong.join(';'))}`
 }
 
@@ -85,7 +90,7 @@ function noteRefusedSession(reason: string | null, detail?: string) {
 	refusals.set(key, seen)
 }
 
-const HANDSHAKE_COOKIE = /(?:^|;)\s*__clerk_handshake/
+const HANDSHAKE_COOKIE = /^\s*__clerk_handshake/
 
 /**
  * The headers Clerk sees for an API request. HTTP's auth scheme is case-insensitive (RFC 9110 §11.1)
@@ -99,12 +104,12 @@ function apiHeadersForClerk(headers: Headers): Headers {
 	const token = authorization?.match(BEARER)?.[1]
 	const cookies = headers.get('Cookie')
 	const canonicalBearer = token !== undefined && authorization !== `Bearer ${token}`
-	const handshake = cookies !== null && HANDSHAKE_COOKIE.test(cookies)
+	const handshake = cookies?.includes('__clerk_handshake') === true
 	if (!canonicalBearer && !handshake) return headers
 	const forClerk = new Headers(headers)
 	if (canonicalBearer) forClerk.set('Authorization', `Bearer ${token}`)
 	if (handshake) {
-		const kept = cookies.split(';').filter((cookie) => !/^\s*__clerk_handshake/.test(cookie))
+		const kept = cookies!.split(';').filter((cookie) => !HANDSHAKE_COOKIE.test(cookie))
 		forClerk.set('Cookie', kept.join(';'))
 	}
 	return forClerk

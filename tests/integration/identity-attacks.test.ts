@@ -247,3 +247,15 @@ test("an API write a browser sends from another site with the user's session coo
 	})
 	expect(anonymous.status).toBe(400)
 })
+
+test('a session remembered under cookies written oddly (spaces around the name) is not handed to a request without a session cookie', async () => {
+	const token = standIns.clerk.sign({ sub: newClerkUserId() })
+	const iat = Math.floor(Date.now() / 1000) - 5
+	// Clerk's cookie parser trims names: this verifies as a session.
+	const odd = await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: ` __session =${token}; __client_uat =${iat}` } })
+	expect(odd.status).toBe(200)
+	for (const cookie of ['x__session=1', '__sessionx=1; other=2', 'a=__session']) {
+		const response = await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: cookie } })
+		expect(response.status, cookie).toBe(401)
+	}
+})
