@@ -98,11 +98,15 @@ const TICKS = {
 } as const
 type Tick = keyof typeof TICKS
 
+/** Whose request, when the page still lists it (the notice is read apart from the card it is about). */
+function untickedMessage(tick: Tick, clerkId?: string) {
+	const { refused, label } = TICKS[tick]
+	return `${refused}${clerkId ? ` for the request from ${clerkId}` : ''}: tick "${label}" first.`
+}
+
 /** A box left unticked: said at the top and beside the box, in the request's own card. */
 function refuseUnticked(args: ActionFunctionArgs, requestId: string, tick: Tick) {
-	const { refused, label } = TICKS[tick]
-	const message = `${refused}: tick "${label}" first.`
-	return recordRefusal(args.context, json<Refused>({ message, requestId, tick }, { status: 400 }))
+	return recordRefusal(args.context, json<Refused>({ message: untickedMessage(tick), requestId, tick }, { status: 400 }))
 }
 
 /** Done: Post/Redirect/Get to a page that reads the outcome back. Refused: a notice that stays. */
@@ -143,9 +147,7 @@ export default function DeletionRequestsAdmin() {
 					tabIndex={-1}
 					autoFocus
 				>
-					{untickedTick && untickedRow
-						? `${TICKS[untickedTick].refused} for the request from ${untickedRow.clerkId}: tick "${TICKS[untickedTick].label}" first.`
-						: outcome.message}
+					{untickedTick && untickedRow ? untickedMessage(untickedTick, untickedRow.clerkId) : outcome.message}
 				</p>
 			) : null}
 			{pending.length === 0 ? <p>No pending requests.</p> : null}
