@@ -13,7 +13,7 @@ import { billingOverview } from '#app/modules/billing/status.server.ts'
 import { requirePageUser, requirePageUserId } from '#app/utils/auth.server.ts'
 import { displayedPrimaryEmail } from '#app/utils/identity.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
-import { readForm } from '#app/utils/forms.server.ts'
+import { formIntent, readForm } from '#app/utils/forms.server.ts'
 import { refusalInit } from '#app/utils/http.server.ts'
 import { pageMeta } from '#app/utils/page-meta.ts'
 import { usePendingSubmission } from '#app/utils/pending-submission.ts'
@@ -82,7 +82,7 @@ export async function action(args: ActionFunctionArgs) {
 	const account = await userWithPendingDeletion(await requirePageUserId(args))
 	const form = await readForm(args.request)
 	const refuse = (data: ActionData, init: ResponseInit) => recordRefusal(args.context, json<ActionData>(data, init))
-	const intent = form.get('intent')
+	const intent = formIntent(form, ['portal', 'delete-request'])
 	if (intent === 'portal') {
 		const result = await portalFromForm(account.user)
 		if (result instanceof Response) return result

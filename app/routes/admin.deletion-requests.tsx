@@ -1,6 +1,7 @@
 import { json, redirect, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
 import { Form, useActionData, useLoaderData } from '@remix-run/react'
 import { useEffect, useRef } from 'react'
+import { z } from 'zod'
 import { STATUS_LABEL } from '#app/components/billing-summary.tsx'
 import { formatDate } from '#app/utils/format-date.ts'
 import {
@@ -64,21 +65,41 @@ function refusalMessage(result: Refusal) {
 	return `Refused: the request from ${result.clerkId} cannot be processed while they still have an active, trialing or past-due subscription. Cancel it in Stripe first.`
 }
 
+/** A box is ticked when the browser sends its value; anything else (absent, edited) is unticked. */
+const ticked = z
+	.string()
+	.nullable()
+	.transform((value) => value === 'yes')
+
+/** One form per request card, two intents; the domain functions check the id itself (not-found). */
+const adminActionSchema = z.discriminatedUnion('intent', [
+	z.object({ intent: z.literal('mark-processed'), requestId: z.string(), confirmed: ticked }),
+	z.object({ intent: z.literal('withdraw'), requestId: z.string(), userAsked: ticked }),
+])
+
 export async function action(args: ActionFunctionArgs) {
 	const adminId = await requireAdmin(args)
 	const form = await readForm(args.request)
-	const requestId = String(form.get('requestId') ?? '')
-	const intent = form.get('intent')
-	if (intent === 'mark-processed') {
+	const parsed = adminActionSchema.safeParse({
+		intent: form.get('intent'),
+		requestId: form.get('requestId') ?? '',
+		confirmed: form.get('confirmed'),
+		userAsked: form.get('userAsked'),
+	})
+	if (!parsed.success) return refuse(args, 'Unknown action.', 400)
+	const submitted = parsed.data
+	if (submitted.intent === 'mark-processed') {
 		// Marking is final (the request leaves the list): the administrator says the deletion was done.
-		if (form.get('confirmed') !== 'yes') return refuseUnticked(args, requestId, 'confirmed')
-		return answer(args, await markDeletionRequestProcessed(requestId, adminId), `processed=${requestId}`, refusalMessage)
+		if (!submitted.confirmed) return refuseUnticked(args, submitted.requestId, 'confirmed')
+		return answer(
+			args,
+			await markDeletionRequestProcessed(submitted.requestId, adminId),
+			`processed=${submitted.requestId}`,
+			refusalMessage,
+		)
 	}
-	if (intent === 'withdraw') {
-		if (form.get('userAsked') !== 'yes') return refuseUnticked(args, requestId, 'userAsked')
-		return answer(args, await withdrawDeletionRequest(requestId, adminId), `withdrawn=${requestId}`, withdrawalRefusal)
-	}
-	return refuse(args, 'Unknown action.', 400)
+	if (!submitted.userAsked) return refuseUnticked(args, submitted.requestId, 'userAsked')
+	return answer(args, await withdrawDeletionRequest(submitted.requestId, adminId), `withdrawn=${submitted.requestId}`, withdrawalRefusal)
 }
 
 /** What a refused form gets back: the notice, and for a box left unticked, whose request and which box. */

@@ -6,14 +6,15 @@ import { PlanCard } from '#app/components/plan-card.tsx'
 import { formatDate } from '#app/utils/format-date.ts'
 import { pendingDeletionRequestOf, userWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
 import { checkoutFromForm, noticeInit, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
-import { PLAN_TABLE, PLANS, type Interval } from '#app/modules/billing/plans.ts'
+import { PLAN_TABLE, PLANS } from '#app/modules/billing/plans.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
 import { pageUserId, signInUrl } from '#app/utils/auth.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
-import { readForm } from '#app/utils/forms.server.ts'
+import { formIntent, readForm } from '#app/utils/forms.server.ts'
 import { pageMeta } from '#app/utils/page-meta.ts'
 import { usePendingSubmission } from '#app/utils/pending-submission.ts'
 import { passRetryAfter } from '#app/utils/retry-after.ts'
+import { intervalParamSchema } from '#app/utils/validation/billing.ts'
 
 export const meta: MetaFunction<typeof loader> = ({ data }) =>
 	pageMeta(
@@ -23,10 +24,6 @@ export const meta: MetaFunction<typeof loader> = ({ data }) =>
 	)
 
 export const headers: HeadersFunction = passRetryAfter
-
-function intervalOf(value: string | null): Interval {
-	return value === 'year' ? 'year' : 'month'
-}
 
 /** The page still opens without it (checkout checks again before anything is opened), but it is logged. */
 function unreadDeletionRequest(clerkId: string, error: Error) {
@@ -48,7 +45,7 @@ export async function loader(args: LoaderFunctionArgs) {
 	const asked = url.searchParams.get('interval')
 	return json({
 		// A subscriber first sees the period they are billed in, where their plan is marked.
-		interval: asked ? intervalOf(asked) : (current?.interval ?? 'month'),
+		interval: asked ? intervalParamSchema.parse(asked) : (current?.interval ?? 'month'),
 		canceled: url.searchParams.get('checkout') === 'canceled',
 		signedIn: Boolean(clerkId),
 		current,
@@ -64,9 +61,9 @@ export async function loader(args: LoaderFunctionArgs) {
 export async function action(args: ActionFunctionArgs) {
 	const form = await readForm(args.request)
 	const clerkId = await pageUserId(args)
-	if (!clerkId) return redirect(signInUrl(`/pricing?interval=${intervalOf(form.get('interval'))}`), 303)
+	if (!clerkId) return redirect(signInUrl(`/pricing?interval=${intervalParamSchema.parse(form.get('interval'))}`), 303)
 	const account = await userWithPendingDeletion(clerkId)
-	const intent = form.get('intent')
+	const intent = formIntent(form, ['checkout', 'portal'])
 	const result =
 		intent === 'checkout'
 			? await checkoutFromForm(account, form)

@@ -1,4 +1,4 @@
-import type { z } from 'zod'
+import { z } from 'zod'
 import { isApiPath } from './api-path.ts'
 import { env } from './env.server.ts'
 import { PayloadTooLargeError, readBodyText } from './http.server.ts'
@@ -83,4 +83,13 @@ export function fieldErrors(error: z.ZodError): FieldErrors {
 
 export function formValues(form: URLSearchParams, fields: readonly string[]) {
 	return Object.fromEntries(fields.map((field) => [field, form.get(field) ?? ''])) as Record<string, string>
+}
+
+/**
+ * Which of a page's forms was sent (several forms on one page post to one action with an `intent`
+ * field): one of `intents`, or null for anything else, which the action answers with 400.
+ */
+export function formIntent<const Intent extends string>(form: URLSearchParams, intents: readonly [Intent, ...Intent[]]): Intent | null {
+	const parsed = z.enum(intents).safeParse(form.get('intent'))
+	return parsed.success ? parsed.data : null
 }

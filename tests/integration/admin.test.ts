@@ -123,6 +123,27 @@ describe('/admin/deletion-requests', () => {
 		expect(await (await adminPage(adminId)).text()).not.toContain(`Request from ${userId}`)
 	})
 
+	test('a form that is not one of the page’s two is refused, and a box sent with another value is unticked', async () => {
+		const { userId, requestId } = await userWithRequest({ subscribe: false })
+		for (const intent of ['delete-everything', '']) {
+			const refused = await postForm(
+				`${app.url}/admin/deletion-requests`,
+				{ intent, requestId, confirmed: 'yes' },
+				{ ...auth(adminId), Origin: app.url },
+			)
+			expect(refused.status).toBe(400)
+			expect(await refused.text()).toContain('Unknown action.')
+		}
+		const edited = await markProcessed(requestId, adminId, 'on')
+		expect(edited.status).toBe(400)
+		expect(await edited.text()).toContain(`Nothing was marked for the request from ${userId}`)
+		const madeUp = await markProcessed('not-a-request')
+		expect(madeUp.status).toBe(404)
+		expect(await madeUp.text()).toContain('That request does not exist.')
+		// Nothing of that changed the request.
+		expect(await (await adminPage(adminId)).text()).toContain(`Request from ${userId}`)
+	})
+
 	test('lists pending requests oldest first, with subscription state and customer id', async () => {
 		const first = await userWithRequest({ subscribe: false })
 		const second = await userWithRequest({ subscribe: true })

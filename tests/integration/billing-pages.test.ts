@@ -53,6 +53,30 @@ describe('the pricing page for a subscriber', () => {
 	})
 })
 
+describe('the pricing and account forms', () => {
+	test('a period the page does not offer shows the monthly prices', async () => {
+		for (const interval of ['weekly', 'YEAR', '']) {
+			const html = await (await fetch(`${app.url}/pricing?interval=${interval}`)).text()
+			expect(html, interval).toMatch(/<a href="\?interval=month" aria-current="page">/)
+		}
+	})
+
+	test('an intent neither page has is answered 400 "Unknown action.", and nothing is opened', async () => {
+		const userId = newClerkUserId()
+		const before = standIns.stripe.store.all('checkout.session').length
+		for (const path of ['/pricing', '/account']) {
+			const response = await postForm(
+				`${app.url}${path}`,
+				{ intent: 'refund-everything', plan: 'solo' },
+				{ ...auth(userId), Origin: app.url },
+			)
+			expect(response.status, path).toBe(400)
+			expect(await response.text(), path).toContain('Unknown action.')
+		}
+		expect(standIns.stripe.store.all('checkout.session')).toHaveLength(before)
+	})
+})
+
 describe('without processor keys', () => {
 	test('checkout and the webhook answer 503 processor_not_configured', async () => {
 		const { STRIPE_SECRET_KEY: _s, STRIPE_WEBHOOK_SECRET: _w, ...env } = standIns.env

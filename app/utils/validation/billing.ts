@@ -11,3 +11,6 @@ export const checkoutSchema = z.object({
 })
 
 export type CheckoutRequest = z.output<typeof checkoutSchema>
+
+/** The pricing page's `?interval=`: anything but a known period shows the monthly prices. */
+export const intervalParamSchema = z.enum(INTERVALS).catch('month')
