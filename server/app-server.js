@@ -107,6 +107,25 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 	let pageCache
 	const log = createRequestLog()
 
+	/** Takes `build` (a new one in development after an edit) for the requests from now on. */
+	function adopt(build) {
+		remixBuild = build
+		remix = createRequestHandler(build, mode)
+		apiRoute = createApiDispatch(build)
+		// JSON answers render no HTML, so they need no per-request script nonce.
+		apiHeaders = build.entry.module.securityHeaders('api')
+		readyBodies = { ReadyBodyRequest: build.entry.module.ReadyBodyRequest, ReadyTextResponse: build.entry.module.ReadyTextResponse }
+		// Development renders every request: the page a developer edits must show at once.
+		const { isCacheablePage, wantsWholeDocument } = build.entry.module
+		pageCache = mode === 'production' ? createPageCache({ isCacheablePage, wantsWholeDocument }) : undefined
+	}
+	// Production has its build before it listens: taken now, so that even an answer written before the
+	// first request reaches the routes (a malformed first request) has the security headers.
+	// (Development loads its build on the first request, which reports a failure to load it.)
+	const initialBuild = getBuild()
+	if (initialBuild instanceof Promise) initialBuild.catch(() => {})
+	else adopt(initialBuild)
+
 	// The liveness probe is answered from memory, before any routing or bookkeeping: it must stay cheap
 	// and up even when everything behind it is slow. Same payload as the api.health route. (Until the
 	// first request has loaded the build, it takes the ordinary path below.)
@@ -141,17 +160,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 		})
 		try {
 			const build = await getBuild()
-			if (build !== remixBuild) {
-				remixBuild = build
-				remix = createRequestHandler(build, mode)
-				apiRoute = createApiDispatch(build)
-				// JSON answers render no HTML, so they need no per-request script nonce.
-				apiHeaders = build.entry.module.securityHeaders('api')
-				readyBodies = { ReadyBodyRequest: build.entry.module.ReadyBodyRequest, ReadyTextResponse: build.entry.module.ReadyTextResponse }
-				// Development renders every request: the page a developer edits must show at once.
-				const { isCacheablePage, wantsWholeDocument } = build.entry.module
-				pageCache = mode === 'production' ? createPageCache({ isCacheablePage, wantsWholeDocument }) : undefined
-			}
+			if (build !== remixBuild) adopt(build)
 			const entry = build.entry.module
 			if (pathname === '/api/health' && (req.method === 'GET' || req.method === 'HEAD')) {
 				sendHealth(res, entry)
@@ -217,39 +226,51 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			}
 			await sendFetchResponse(res, response, headers, readyBodies)
 		} catch (error) {
-			if (res.headersSent) {
-				res.destroy()
-				return
-			}
-			if (error instanceof ClientGoneError) {
-				res.destroy()
-				return
-			}
-			if (error instanceof MalformedRequestError) {
-				// As node:http answers the requests it rejects itself (clientError below): no stack, no retry.
-				const body = malformedBody('The request is malformed.')
-				res.writeHead(400, {
-					'content-type': 'application/json; charset=utf-8',
-					'content-length': Buffer.byteLength(body),
-					'cache-control': 'no-store',
-					connection: 'close',
-				})
-				res.end(body)
-				return
-			}
-			console.error('server: request failed:', error)
-			const isApi = remixBuild ? remixBuild.entry.module.isApiPath(routedPath(pathname)) : routedPath(pathname).startsWith('/api/')
-			res.writeHead(500, {
-				'content-type': isApi ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8',
-				'cache-control': 'no-store',
-			})
-			res.end(
-				isApi
-					? JSON.stringify({ error: 'Something went wrong on our side. It is safe to try again.', code: 'server-error' })
-					: 'Something went wrong on our side. Please try again.',
-			)
+			answerFailure(res, error, pathname)
 		}
 	}
+
+	/**
+	 * The security headers of the answers written here rather than by a route (a malformed request, a
+	 * failure no route answered): the API's, as every route's JSON answer has them. In development,
+	 * none until the first request has loaded the build.
+	 *
+	 * @returns {Array<[string, string]>}
+	 */
+	const ownAnswerHeaders = () => apiHeaders ?? []
+
+	/** A request that failed outside its route's own answer: a JSON 400 or 500 for /api/*, no stack. */
+	function answerFailure(res, error, pathname) {
+		if (res.headersSent || error instanceof ClientGoneError) {
+			res.destroy()
+			return
+		}
+		for (const [name, value] of ownAnswerHeaders()) res.setHeader(name, value)
+		if (error instanceof MalformedRequestError) {
+			// As node:http answers the requests it rejects itself (clientError below): no stack, no retry.
+			const body = malformedBody('The request is malformed.')
+			res.writeHead(400, {
+				'content-type': 'application/json; charset=utf-8',
+				'content-length': Buffer.byteLength(body),
+				'cache-control': 'no-store',
+				connection: 'close',
+			})
+			res.end(body)
+			return
+		}
+		console.error('server: request failed:', error)
+		const isApi = remixBuild ? remixBuild.entry.module.isApiPath(routedPath(pathname)) : routedPath(pathname).startsWith('/api/')
+		res.writeHead(500, {
+			'content-type': isApi ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8',
+			'cache-control': 'no-store',
+		})
+		res.end(
+			isApi
+				? JSON.stringify({ error: 'Something went wrong on our side. It is safe to try again.', code: 'server-error' })
+				: 'Something went wrong on our side. Please try again.',
+		)
+	}
+
 	// Requests node:http rejects before any handler runs (malformed, header block over 16 KiB) still get
 	// a JSON answer, as every /api/* client expects.
 	server.on('clientError', (/** @type {NodeJS.ErrnoException} */ error, socket) => {
@@ -259,7 +280,11 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 		const badRequest =
 			// 400 for both: the contract gives bad-body one status (a 431 would be a second meaning of the code).
 			'HTTP/1.1 400 Bad Request\r\n' +
-			`Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`
+			`Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\n` +
+			ownAnswerHeaders()
+				.map(([name, value]) => `${name}: ${value}\r\n`)
+				.join('') +
+			`Connection: close\r\n\r\n${body}`
 		const held =
 			/** @type {{ _httpMessage?: import('node:http').ServerResponse | null, parser?: { incoming?: import('node:http').IncomingMessage | null } | null }} */ (
 				socket

@@ -177,9 +177,9 @@ describe('methods the API does not know', () => {
 })
 
 /** Sends raw bytes, reads until the server closes the connection (or 5 s), and splits the answer. */
-function rawExchange(bytes: string): Promise<{ status: number; head: string; body: string; raw: string }> {
+function rawExchange(bytes: string, port = app.port): Promise<{ status: number; head: string; body: string; raw: string }> {
 	return new Promise((resolve, reject) => {
-		const socket = net.connect(app.port, '127.0.0.1', () => socket.write(bytes))
+		const socket = net.connect(port, '127.0.0.1', () => socket.write(bytes))
 		let answer = ''
 		socket.setEncoding('utf8')
 		socket.on('data', (chunk: string) => (answer += chunk))
@@ -323,10 +323,35 @@ describe('bytes node:http cannot parse, after requests it could', () => {
 		},
 	)
 
-	test('a malformed request alone is still a 400 in JSON at once', async () => {
+	/** The headers every API answer has (app/utils/security-headers.server.ts), on answers the server writes itself. */
+	const expectSecurityHeaders = (head: string) => {
+		expect(head).toMatch(/^x-content-type-options: nosniff$/im)
+		expect(head).toMatch(/^x-frame-options: DENY$/im)
+		expect(head).toMatch(/^content-security-policy: default-src 'self';.*frame-ancestors 'none'$/im)
+	}
+
+	test('a malformed request alone is still a 400 in JSON at once, with the security headers', async () => {
 		const answer = await rawExchange('NOT A REQUEST LINE\r\n\r\n')
 		expect(statuses(answer.raw)).toEqual(['400'])
 		expect(answer.head).toMatch(/^content-type: application\/json/im)
+		expectSecurityHeaders(answer.head)
+		// A body that breaks off is answered by the server too, not by a route.
+		const brokenBody = await rawExchange(
+			'POST /api/contact HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{"n\r\nZZ\r\n\r\n',
+		)
+		expect(brokenBody.status).toBe(400)
+		expectSecurityHeaders(brokenBody.head)
+	})
+
+	test('a server whose first request is malformed answers it with the security headers too', async () => {
+		const fresh = await startApp({ DATABASE_URL: await freshDatabaseUrl() })
+		try {
+			const answer = await rawExchange('NOT A REQUEST LINE\r\n\r\n', fresh.port)
+			expect(answer.status).toBe(400)
+			expectSecurityHeaders(answer.head)
+		} finally {
+			await fresh.stop()
+		}
 	})
 })
 
