@@ -18,6 +18,7 @@ import type { ClerkState } from './components/clerk-shell.tsx'
 import stylesheet from './styles/app.css?url'
 import { env } from './utils/env.server.ts'
 import { pageUserId } from './utils/auth.server.ts'
+import { withoutHandshakeNonce } from './utils/handshake-nonce.server.ts'
 import { useFocusPageOnNavigation, useReloadWhenRestoredMidNavigation } from './utils/client-navigation.ts'
 import { useNonce } from './utils/nonce-provider.ts'
 import { SESSION_REFRESHED } from './utils/session-refresh.ts'
@@ -64,7 +65,7 @@ export async function loader(args: LoaderFunctionArgs) {
 	const userId = await pageUserId(args)
 	if (!userId && !onSignInPage) return { signedIn: false, clerkConfigured: true, loadClerk: false }
 	return rootAuthLoader(
-		args,
+		{ ...args, request: withoutHandshakeNonce(args.request) },
 		({ request }) => ({
 			signedIn: Boolean(request.auth.userId),
 			clerkConfigured: true,

@@ -4,6 +4,7 @@ import { getAuth } from '@clerk/remix/ssr.server'
 import { redirect, type AppLoadContext } from '@remix-run/node'
 import type { Params } from '@remix-run/react'
 import { env } from './env.server.ts'
+import { withinHandshakeBudget } from './handshake-nonce.server.ts'
 import { errorResponse } from './http.server.ts'
 import { SESSION_REFRESHED } from './session-refresh.ts'
 import { ensureUser, type AppUser } from './users.server.ts'
@@ -182,16 +183,18 @@ export function pageSession(args: { request: Request; context: AppLoadContext; p
 	// so the load context, one object per request, is the key.
 	let pending = pageSessions.get(args.context)
 	if (!pending) {
-		pending = getAuth(args, {
-			secretKey: config.CLERK_SECRET_KEY,
-			publishableKey: config.CLERK_PUBLISHABLE_KEY,
-			jwtKey: config.CLERK_JWT_KEY,
-			authorizedParties: [new URL(config.APP_URL).origin],
-		} as Parameters<typeof getAuth>[1]).then(
-			(auth) => (auth.userId && auth.sessionId ? { userId: auth.userId, sessionId: auth.sessionId } : null),
-			(thrown: unknown) => {
-				throw handshakeWithoutTheForm(args.request, thrown)
-			},
+		pending = withinHandshakeBudget(args).then((request) =>
+			getAuth({ ...args, request }, {
+				secretKey: config.CLERK_SECRET_KEY,
+				publishableKey: config.CLERK_PUBLISHABLE_KEY,
+				jwtKey: config.CLERK_JWT_KEY,
+				authorizedParties: [new URL(config.APP_URL).origin],
+			} as Parameters<typeof getAuth>[1]).then(
+				(auth) => (auth.userId && auth.sessionId ? { userId: auth.userId, sessionId: auth.sessionId } : null),
+				(thrown: unknown) => {
+					throw handshakeWithoutTheForm(args.request, thrown)
+				},
+			),
 		)
 		pageSessions.set(args.context, pending)
 	}

@@ -1,10 +1,12 @@
 import { databaseTarget, describeDatabase } from './db/database-url.ts'
 import { connectDatabase, db, disconnectDatabase } from './db.server.ts'
 import { initEnv, startupWarnings } from './env.server.ts'
+import { countClerkHandshakeFailures } from './handshake-nonce.server.ts'
 
 /** Everything the server needs before it accepts a request; throws (and start-up stops) on bad config. */
 export async function startServices({ projectRoot, quiet = false }: { projectRoot: string; quiet?: boolean }) {
 	const config = initEnv()
+	countClerkHandshakeFailures()
 	if (!quiet) for (const warning of startupWarnings(config)) console.warn(`warning: ${warning}`)
 	const database = describeDatabase(databaseTarget(config.DATABASE_URL))
 	const connection = await connectDatabase({ databaseUrl: config.DATABASE_URL, projectRoot }).catch((error: Error) => {

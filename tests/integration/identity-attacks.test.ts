@@ -180,6 +180,28 @@ test('a handshake nonce on an API request asks the identity provider nothing and
 	expect(app.errorOutput()).not.toContain('handshake')
 })
 
+test('made-up handshake nonces on pages: 10 a minute per client are tried, the rest ignored; the log gets one note, no stacks', async () => {
+	expectServerLog(/^auth: handshake nonces since the last note: /)
+	const handshakeCalls = () => standIns.clerkApi.requests.filter((request) => request.path.includes('handshake')).length
+	const before = handshakeCalls()
+	const session = sessionCookie(standIns.clerk.sign({ sub: newClerkUserId() }))
+	const statuses: number[] = []
+	for (let i = 0; i < 15; i++) {
+		// In the query and in a cookie, where Clerk looks for one.
+		const [query, cookie] = i % 2 === 0 ? [`?__clerk_handshake_nonce=made-up-${i}`, ''] : ['', `; __clerk_handshake_nonce=made-up-${i}`]
+		const response = await fetch(`${app.url}/account${query}`, { headers: { Cookie: `${session}${cookie}` }, redirect: 'manual' })
+		statuses.push(response.status)
+		await response.body?.cancel()
+	}
+	// Each request's nonce is tried once (not again by the root loader), and only within the budget.
+	expect(handshakeCalls() - before).toBe(10)
+	// Clerk takes a nonce it tried for the session's whole truth: one it could not trade is signed out
+	// (to sign-in, 303). Past the budget the nonce is not there for Clerk, and the session cookie counts.
+	expect(statuses).toEqual([...Array(10).fill(303), ...Array(5).fill(200)])
+	const notes = app.errorOutput().match(/^auth: handshake nonces since the last note: .*$/gm) ?? []
+	expect(notes).toEqual(['auth: handshake nonces since the last note: 1 could not be resolved (last: Not Found)'])
+})
+
 test('a signed-in client sending its session with thousands of junk variants of its other cookies does not grow the server', async () => {
 	const rssMb = () => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${app.process.pid}/status`, 'utf8'))![1]) / 1024
 	const token = standIns.clerk.sign({ sub: newClerkUserId() })
