@@ -174,7 +174,7 @@ export default function DeletionRequestsAdmin() {
 			{pending.length === 0 ? <p>No pending requests.</p> : null}
 			{pending.map((row) => (
 				<section key={row.requestId} className="card stack" aria-labelledby={`request-${row.requestId}`}>
-					<h2 id={`request-${row.requestId}`}>{`Request from ${row.clerkId}`}</h2>
+					<h2 id={`request-${row.requestId}`} className="request-title">{`Request from ${row.clerkId}`}</h2>
 					<dl className="facts">
 						<dt>User</dt>
 						<dd>{row.clerkId}</dd>

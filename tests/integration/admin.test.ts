@@ -154,7 +154,7 @@ describe('/admin/deletion-requests', () => {
 		expect(html.indexOf(first.userId)).toBeLessThan(html.indexOf(second.userId))
 		expect(html).toMatch(/Team · Free trial/)
 		// Each request is a section headed by whose it is.
-		expect(html).toContain(`<h2 id="request-${first.requestId}">Request from ${first.userId}</h2>`)
+		expect(html).toContain(`<h2 id="request-${first.requestId}" class="request-title">Request from ${first.userId}</h2>`)
 		expect(html).toMatch(/cus_/)
 		// The subscriber's own page says the request waits for billing to settle, and offers no plans.
 		const account = await (await fetch(`${app.url}/account`, { headers: auth(second.userId) })).text()
