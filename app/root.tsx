@@ -17,8 +17,7 @@ import { lazy, Suspense, type ComponentType, type ReactNode } from 'react'
 import type { ClerkState } from './components/clerk-shell.tsx'
 import stylesheet from './styles/app.css?url'
 import { env } from './utils/env.server.ts'
-import { pageUserId } from './utils/auth.server.ts'
-import { withoutHandshakeNonce } from './utils/handshake-nonce.server.ts'
+import { pageRequestForClerk, pageUserId } from './utils/auth.server.ts'
 import { useFocusPageOnNavigation, useReloadWhenRestoredMidNavigation } from './utils/client-navigation.ts'
 import { useNonce } from './utils/nonce-provider.ts'
 import { SESSION_REFRESHED } from './utils/session-refresh.ts'
@@ -64,8 +63,10 @@ export async function loader(args: LoaderFunctionArgs) {
 	// It applies Clerk's handshake rules the same way (getAuth throws the same redirect).
 	const userId = await pageUserId(args)
 	if (!userId && !onSignInPage) return { signedIn: false, clerkConfigured: true, loadClerk: false }
+	// The request the session check gave Clerk: a handshake nonce is counted once, and past its budget
+	// Clerk does not see it here either.
 	return rootAuthLoader(
-		{ ...args, request: withoutHandshakeNonce(args.request) },
+		{ ...args, request: await pageRequestForClerk(args) },
 		({ request }) => ({
 			signedIn: Boolean(request.auth.userId),
 			clerkConfigured: true,

@@ -19,13 +19,9 @@ export const deletionLimiter = createLimiter('user_deletion', USER_WRITE_LIMITS.
 export const checkoutReturnLimiter = createLimiter('user_checkout_return', USER_WRITE_LIMITS.checkoutReturn)
 
 // A page request carrying a Clerk handshake nonce makes Clerk ask its Backend API for the handshake's
-// payload (and log the failure when the nonce is made up): each client may have its nonces resolved a
-// few times a minute, and all clients together a bounded number, so nobody can spend our API quota
-// (docs/decisions/0023-handshake-nonce-budget.md). A browser resolves one nonce per handshake.
-export const HANDSHAKE_NONCE_LIMITS = {
-	perClient: { points: 10, durationSeconds: 60 },
-	everyone: { points: 600, durationSeconds: 60 },
-} as const
+// payload (and log the failure when the nonce is made up): each client may have a few traded a
+// minute, so no client can spend our API quota (docs/decisions/0023-handshake-nonce-budget.md). A
+// browser trades one nonce per handshake.
+export const HANDSHAKE_NONCE_LIMIT = { points: 10, durationSeconds: 60 } as const
 
-export const handshakeNoncePerClient = createLimiter('handshake_nonce_client', HANDSHAKE_NONCE_LIMITS.perClient)
-export const handshakeNonceEveryone = createLimiter('handshake_nonce_all', HANDSHAKE_NONCE_LIMITS.everyone)
+export const handshakeNoncePerClient = createLimiter('handshake_nonce_client', HANDSHAKE_NONCE_LIMIT)

@@ -4,7 +4,7 @@ import { getAuth } from '@clerk/remix/ssr.server'
 import { redirect, type AppLoadContext } from '@remix-run/node'
 import type { Params } from '@remix-run/react'
 import { env } from './env.server.ts'
-import { withinHandshakeBudget } from './handshake-nonce.server.ts'
+import { handshakeClerkFinds, withinHandshakeBudget } from './handshake-nonce.server.ts'
 import { errorResponse } from './http.server.ts'
 import { SESSION_REFRESHED } from './session-refresh.ts'
 import { ensureUser, type AppUser } from './users.server.ts'
@@ -133,6 +133,12 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 		// Without the query, which can carry a handshake nonce too.
 		const url = new URL(request.url)
 		const headersOnly = new Request(`${url.origin}${url.pathname}`, { method: 'GET', headers: apiHeadersForClerk(request.headers) })
+		// A handshake cookie Clerk would still read (a %-escaped name the filter above does not know) was
+		// made by hand: no Backend API call for it.
+		if (handshakeClerkFinds(headersOnly).anyCookie) {
+			noteRefusedSession('hidden-handshake-cookie')
+			return null
+		}
 		const state = await clerkClient().authenticateRequest(headersOnly, {
 			jwtKey: config.CLERK_JWT_KEY,
 			authorizedParties: [new URL(config.APP_URL).origin],
@@ -183,7 +189,7 @@ export function pageSession(args: { request: Request; context: AppLoadContext; p
 	// so the load context, one object per request, is the key.
 	let pending = pageSessions.get(args.context)
 	if (!pending) {
-		pending = withinHandshakeBudget(args).then((request) =>
+		pending = pageRequestForClerk(args).then((request) =>
 			getAuth({ ...args, request }, {
 				secretKey: config.CLERK_SECRET_KEY,
 				publishableKey: config.CLERK_PUBLISHABLE_KEY,
@@ -202,6 +208,20 @@ export function pageSession(args: { request: Request; context: AppLoadContext; p
 }
 
 const pageSessions = new WeakMap<AppLoadContext, Promise<PageSession | null>>()
+const pageRequests = new WeakMap<AppLoadContext, Promise<Request>>()
+
+/**
+ * The request Clerk sees for this page request, decided once (a handshake nonce counts against its
+ * client's budget once): the page's session check and the root loader's rootAuthLoader both use it.
+ */
+export function pageRequestForClerk(args: { request: Request; context: AppLoadContext }): Promise<Request> {
+	let pending = pageRequests.get(args.context)
+	if (!pending) {
+		pending = withinHandshakeBudget(args)
+		pageRequests.set(args.context, pending)
+	}
+	return pending
+}
 
 /**
  * A form posted without JavaScript after the session token expired (tokens live about a minute, and

@@ -1,5 +1,6 @@
+import { createClerkRequest } from '@clerk/backend/internal'
 import type { AppLoadContext } from '@remix-run/node'
-import { handshakeNonceEveryone, handshakeNoncePerClient } from './abuse-limits.server.ts'
+import { handshakeNoncePerClient } from './abuse-limits.server.ts'
 import { clientIp } from './client-ip.server.ts'
 
 // Clerk's handshake can end with a nonce (in the query or a cookie) that Clerk's SDK trades for the
@@ -11,8 +12,22 @@ const HANDSHAKE_NONCE = '__clerk_handshake_nonce'
 const HANDSHAKE_NONCE_COOKIE = /^\s*__clerk_handshake_nonce\s*=/
 const NOTE_INTERVAL_MS = 60_000
 
-function carriesHandshakeNonce(request: Request) {
-	return request.url.includes(HANDSHAKE_NONCE) || request.headers.get('Cookie')?.includes(HANDSHAKE_NONCE) === true
+// Clerk decodes %-escapes in query names and across the whole Cookie header before it parses either
+// (`%5F%5Fclerk_handshake_nonce`, `a=%3B__clerk_handshake_nonce=x`): a handshake name can hide only
+// behind a `%`. Text without one and without the plain name holds none.
+const mayHoldHandshake = (text: string) => text.includes('%') || text.includes('__clerk_handshake')
+
+/** What Clerk finds of its handshake in `request`, read with Clerk's own parser. */
+export function handshakeClerkFinds(request: Request): { nonce: boolean; anyCookie: boolean } {
+	const cookies = request.headers.get('Cookie') ?? ''
+	if (!mayHoldHandshake(request.url) && !mayHoldHandshake(cookies)) return { nonce: false, anyCookie: false }
+	// Headers only: a ClerkRequest built from the request itself would take over its body.
+	const seen = createClerkRequest(new Request(request.url, { headers: request.headers }))
+	const names = [...seen.cookies.keys()]
+	return {
+		nonce: seen.clerkUrl.searchParams.has(HANDSHAKE_NONCE) || seen.cookies.has(HANDSHAKE_NONCE),
+		anyCookie: names.some((name) => name.startsWith('__clerk_handshake')),
+	}
 }
 
 /**
@@ -22,25 +37,22 @@ function carriesHandshakeNonce(request: Request) {
  */
 export async function withinHandshakeBudget(args: { request: Request; context: AppLoadContext }): Promise<Request> {
 	const { request } = args
-	if (!carriesHandshakeNonce(request)) return request
-	const client = await handshakeNoncePerClient.consume(clientIp(request, args.context.remoteAddress))
-	const everyone = client.allowed ? await handshakeNonceEveryone.consume('all') : undefined
-	if (everyone?.allowed) return request
+	if (!handshakeClerkFinds(request).nonce) return request
+	const budget = await handshakeNoncePerClient.consume(clientIp(request, args.context.remoteAddress))
+	if (budget.allowed) return request
 	notes.pastBudget++
-	noteNow()
+	noteSoon()
 	return withoutHandshakeNonce(request)
 }
 
 /**
  * `request` as Clerk would see it with no handshake nonce (Clerk reads only its address and headers).
- * The root loader hands this to rootAuthLoader: the page's session check has dealt with the nonce by
- * then (resolved, which ends in Clerk's redirect, or found wanting), and a second look would ask the
- * Backend API again.
+ * A nonce hidden in a way the plain filter misses (a %-escaped name, a `%3B` inside another cookie's
+ * value) takes every cookie with it: only a hand-made request looks like that.
  */
-export function withoutHandshakeNonce(request: Request): Request {
-	if (!carriesHandshakeNonce(request)) return request
+function withoutHandshakeNonce(request: Request): Request {
 	const url = new URL(request.url)
-	url.searchParams.delete(HANDSHAKE_NONCE)
+	url.searchParams.delete(HANDSHAKE_NONCE) // matches the decoded name, as Clerk reads it
 	const headers = new Headers(request.headers)
 	const cookies = request.headers.get('Cookie')
 	if (cookies)
@@ -51,29 +63,38 @@ export function withoutHandshakeNonce(request: Request): Request {
 				.filter((cookie) => !HANDSHAKE_NONCE_COOKIE.test(cookie))
 				.join(';'),
 		)
+	const stripped = new Request(url, { method: request.method, headers })
+	if (!handshakeClerkFinds(stripped).nonce) return stripped
+	headers.delete('Cookie')
 	return new Request(url, { method: request.method, headers })
 }
 
-// What Clerk's SDK logs, with the error's whole stack, when a nonce cannot be traded.
+// What Clerk's SDK logs, with the error's whole stack, when it cannot trade a nonce or verify a
+// handshake token: both can be made up by anyone.
 const CLERK_HANDSHAKE_FAILURES = ['Clerk: HandshakeService: error getting handshake payload:', 'Clerk: unable to resolve handshake:']
 
-const notes = { pastBudget: 0, unresolved: 0, lastReason: '', notedAt: 0 }
+const notes = { pastBudget: 0, unresolved: 0, lastReason: '', notedAt: 0, timer: undefined as NodeJS.Timeout | undefined }
 
-/** Said when first seen and then at most once a minute, with counts: the log is not the client's to fill. */
-function noteNow() {
-	const now = Date.now()
-	if (now - notes.notedAt < NOTE_INTERVAL_MS) return
-	const unresolved = notes.unresolved ? `${notes.unresolved} could not be resolved (last: ${notes.lastReason})` : ''
-	const pastBudget = notes.pastBudget ? `${notes.pastBudget} past the budget were not tried` : ''
-	console.warn(`auth: handshake nonces since the last note: ${[unresolved, pastBudget].filter(Boolean).join('; ')}`)
-	Object.assign(notes, { pastBudget: 0, unresolved: 0, lastReason: '', notedAt: now })
+/** Counts are said when first seen, then at most once a minute: the log is not the client's to fill. */
+function noteSoon() {
+	if (notes.timer) return
+	const wait = Math.max(0, notes.notedAt + NOTE_INTERVAL_MS - Date.now())
+	notes.timer = setTimeout(writeNote, wait).unref()
 }
 
+function writeNote() {
+	const unresolved = notes.unresolved ? `${notes.unresolved} could not be resolved (last: ${notes.lastReason})` : ''
+	const pastBudget = notes.pastBudget ? `${notes.pastBudget} nonce(s) past the budget were not tried` : ''
+	console.warn(`auth: Clerk handshakes since the last note: ${[unresolved, pastBudget].filter(Boolean).join('; ')}`)
+	Object.assign(notes, { pastBudget: 0, unresolved: 0, lastReason: '', notedAt: Date.now(), timer: undefined })
+}
+
+let counting = false
+
 /**
- * Clerk's own failure lines for a nonce are counted into the note above instead of written with
+ * Clerk's own failure lines for a handshake are counted into the note above instead of written with
  * their stack (installed at start-up). Every other console.error is untouched.
  */
-let counting = false
 export function countClerkHandshakeFailures() {
 	if (counting) return
 	counting = true
@@ -84,6 +105,6 @@ export function countClerkHandshakeFailures() {
 		notes.unresolved++
 		const reason = error instanceof Error ? error.message : String(error)
 		notes.lastReason = reason.replace(/[\x00-\x1f\x7f]+/g, ' ').slice(0, 120)
-		noteNow()
+		noteSoon()
 	}
 }

@@ -180,26 +180,50 @@ test('a handshake nonce on an API request asks the identity provider nothing and
 	expect(app.errorOutput()).not.toContain('handshake')
 })
 
-test('made-up handshake nonces on pages: 10 a minute per client are tried, the rest ignored; the log gets one note, no stacks', async () => {
-	expectServerLog(/^auth: handshake nonces since the last note: /)
+test('made-up handshake nonces on pages: 10 requests a minute per client are tried, the rest ignored; the log gets one note, no stacks', async () => {
+	expectServerLog(/^auth: Clerk handshakes since the last note: /)
 	const handshakeCalls = () => standIns.clerkApi.requests.filter((request) => request.path.includes('handshake')).length
 	const before = handshakeCalls()
 	const session = sessionCookie(standIns.clerk.sign({ sub: newClerkUserId() }))
-	const statuses: number[] = []
-	for (let i = 0; i < 15; i++) {
-		// In the query and in a cookie, where Clerk looks for one.
-		const [query, cookie] = i % 2 === 0 ? [`?__clerk_handshake_nonce=made-up-${i}`, ''] : ['', `; __clerk_handshake_nonce=made-up-${i}`]
-		const response = await fetch(`${app.url}/account${query}`, { headers: { Cookie: `${session}${cookie}` }, redirect: 'manual' })
-		statuses.push(response.status)
+	// Where Clerk finds a nonce: the query and the cookies, with names it decodes before reading them.
+	const variants = [
+		{ query: '?__clerk_handshake_nonce=made-up', cookie: '', hidden: false },
+		{ query: '', cookie: '; __clerk_handshake_nonce=made-up', hidden: false },
+		{ query: '?%5F%5Fclerk_handshake_nonce=made-up', cookie: '', hidden: false },
+		{ query: '', cookie: '; %5F%5Fclerk_handshake_nonce=made-up', hidden: true },
+		{ query: '', cookie: '; theme=%3B__clerk_handshake_nonce=made-up', hidden: true },
+	]
+	const send = (path: string, i: number) => {
+		const { query, cookie } = variants[i % variants.length]!
+		return fetch(`${app.url}${path}${query}`, { headers: { Cookie: `${session}${cookie}` }, redirect: 'manual' })
+	}
+	// Within the budget, on /sign-in: Clerk tries the nonce for the page's session check and again in the
+	// root loader's rootAuthLoader, as it always did. Every variant counts against the budget.
+	for (let i = 0; i < 10; i++) await (await send('/sign-in', i)).body?.cancel()
+	expect(handshakeCalls() - before).toBe(20)
+	// Past it, Clerk never sees the nonce, and the session cookie counts. A nonce hidden where a filter
+	// would miss it takes the cookies with it: that request is signed out (to sign-in, 303).
+	for (let i = 0; i < variants.length; i++) {
+		const response = await send('/account', i)
+		expect(response.status, `variant ${i}`).toBe(variants[i]!.hidden ? 303 : 200)
 		await response.body?.cancel()
 	}
-	// Each request's nonce is tried once (not again by the root loader), and only within the budget.
-	expect(handshakeCalls() - before).toBe(10)
-	// Clerk takes a nonce it tried for the session's whole truth: one it could not trade is signed out
-	// (to sign-in, 303). Past the budget the nonce is not there for Clerk, and the session cookie counts.
-	expect(statuses).toEqual([...Array(10).fill(303), ...Array(5).fill(200)])
-	const notes = app.errorOutput().match(/^auth: handshake nonces since the last note: .*$/gm) ?? []
-	expect(notes).toEqual(['auth: handshake nonces since the last note: 1 could not be resolved (last: Not Found)'])
+	expect(handshakeCalls() - before).toBe(20)
+	await until(() => /^auth: Clerk handshakes since the last note: /m.test(app.errorOutput()), 5_000, 'the note')
+	const notes = app.errorOutput().match(/^auth: Clerk handshakes since the last note: .*$/gm) ?? []
+	expect(notes).toHaveLength(1)
+	expect(notes[0]).toMatch(/: \d+ could not be resolved \(last: Not Found\)$/)
+})
+
+test('an API request with a handshake cookie hidden behind %-escapes is refused without asking the identity provider', async () => {
+	const before = standIns.clerkApi.requests.length
+	const session = sessionCookie(standIns.clerk.sign({ sub: newClerkUserId() }))
+	const response = await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: `${session}; %5F%5Fclerk_handshake_nonce=made-up` } })
+	expect(response.status).toBe(401)
+	expect(await response.json()).toMatchObject({ code: 'unauthorized' })
+	expect(standIns.clerkApi.requests.slice(before)).toEqual([])
+	// The same session without it is verified as usual.
+	expect((await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: session } })).status).toBe(200)
 })
 
 test('a signed-in client sending its session with thousands of junk variants of its other cookies does not grow the server', async () => {
