@@ -4,7 +4,7 @@ import { getAuth } from '@clerk/remix/ssr.server'
 import { redirect, type AppLoadContext } from '@remix-run/node'
 import type { Params } from '@remix-run/react'
 import { env } from './env.server.ts'
-import { handshakeClerkFinds, withinHandshakeBudget } from './handshake-nonce.server.ts'
+import { cookiesClerkCanRead, handshakeClerkFinds, withinHandshakeBudget } from './handshake-nonce.server.ts'
 import { errorResponse } from './http.server.ts'
 import { SESSION_REFRESHED } from './session-refresh.ts'
 import { ensureUser, type AppUser } from './users.server.ts'
@@ -98,19 +98,21 @@ const HANDSHAKE_COOKIE = /^\s*__clerk_handshake/
  * and `bearer <token>` is common; Clerk reads only the exact `Bearer ` (the token is passed untouched).
  * Handshake cookies are left out: an API request never takes part in a handshake (decision 0005),
  * and with one Clerk asks its Backend API for the handshake's payload, and logs the failure, on every
- * request that carries a made-up nonce: a client could spend our API quota and fill the log.
+ * request that carries a made-up nonce: a client could spend our API quota and fill the log. So are
+ * cookies Clerk cannot decode (cookiesClerkCanRead): they would make it refuse a valid session.
  */
 function apiHeadersForClerk(headers: Headers): Headers {
 	const authorization = headers.get('Authorization')
 	const token = authorization?.match(BEARER)?.[1]
 	const cookies = headers.get('Cookie')
 	const canonicalBearer = token !== undefined && authorization !== `Bearer ${token}`
-	const handshake = cookies?.includes('__clerk_handshake') === true
-	if (!canonicalBearer && !handshake) return headers
+	const readable = cookies === null ? null : cookiesClerkCanRead(cookies)
+	const handshake = readable?.includes('__clerk_handshake') === true
+	if (!canonicalBearer && !handshake && readable === cookies) return headers
 	const forClerk = new Headers(headers)
 	if (canonicalBearer) forClerk.set('Authorization', `Bearer ${token}`)
-	if (handshake) {
-		const kept = cookies!.split(';').filter((cookie) => !HANDSHAKE_COOKIE.test(cookie))
+	if (readable !== null) {
+		const kept = handshake ? readable.split(';').filter((cookie) => !HANDSHAKE_COOKIE.test(cookie)) : [readable]
 		forClerk.set('Cookie', kept.join(';'))
 	}
 	return forClerk

@@ -30,13 +30,44 @@ export function handshakeClerkFinds(request: Request): { nonce: boolean; anyCook
 	}
 }
 
+// Clerk's cookie reading: every run of %XX in the whole header through decodeURIComponent.
+const CLERK_DECODES = /(%[0-9A-Z]{2})+/g
+const clerkCanDecode = (text: string) => {
+	try {
+		text.replace(CLERK_DECODES, decodeURIComponent)
+		return true
+	} catch {
+		return false
+	}
+}
+
+/**
+ * The Cookie header without the cookies Clerk cannot read. Clerk decodes %-escapes across the whole
+ * header and throws on one that is not UTF-8 (`legacy=%E9`, Latin-1 written by another application on
+ * the domain): every page would be a 500 and every API request a 401. Such a cookie is not Clerk's.
+ */
+export function cookiesClerkCanRead(cookies: string): string {
+	if (!cookies.includes('%') || clerkCanDecode(cookies)) return cookies
+	return cookies.split(';').filter(clerkCanDecode).join(';')
+}
+
+/** `request`'s address and headers, with `cookies` (Clerk reads nothing else). */
+function withCookies(request: Request, url: URL | string, cookies: string | null): Request {
+	const headers = new Headers(request.headers)
+	if (cookies === null) headers.delete('Cookie')
+	else headers.set('Cookie', cookies)
+	return new Request(url, { method: request.method, headers })
+}
+
 /**
  * The request Clerk sees for a page. Within the budget (abuse-limits.server.ts) it goes as it came;
  * past it, without the nonce, so Clerk reads the session cookies as it would without one (a valid
  * session still counts; an expired one takes a fresh handshake, which Clerk's own loop guard bounds).
  */
 export async function withinHandshakeBudget(args: { request: Request; context: AppLoadContext }): Promise<Request> {
-	const { request } = args
+	const cookies = args.request.headers.get('Cookie')
+	const readable = cookies === null ? null : cookiesClerkCanRead(cookies)
+	const request = readable === cookies ? args.request : withCookies(args.request, args.request.url, readable)
 	if (!handshakeClerkFinds(request).nonce) return request
 	const budget = await handshakeNoncePerClient.consume(clientIp(request, args.context.remoteAddress))
 	if (budget.allowed) return request
@@ -53,20 +84,16 @@ export async function withinHandshakeBudget(args: { request: Request; context: A
 function withoutHandshakeNonce(request: Request): Request {
 	const url = new URL(request.url)
 	url.searchParams.delete(HANDSHAKE_NONCE) // matches the decoded name, as Clerk reads it
-	const headers = new Headers(request.headers)
 	const cookies = request.headers.get('Cookie')
-	if (cookies)
-		headers.set(
-			'Cookie',
-			cookies
-				.split(';')
-				.filter((cookie) => !HANDSHAKE_NONCE_COOKIE.test(cookie))
-				.join(';'),
-		)
-	const stripped = new Request(url, { method: request.method, headers })
-	if (!handshakeClerkFinds(stripped).nonce) return stripped
-	headers.delete('Cookie')
-	return new Request(url, { method: request.method, headers })
+	const kept =
+		cookies === null
+			? null
+			: cookies
+					.split(';')
+					.filter((cookie) => !HANDSHAKE_NONCE_COOKIE.test(cookie))
+					.join(';')
+	const stripped = withCookies(request, url, kept)
+	return handshakeClerkFinds(stripped).nonce ? withCookies(request, url, null) : stripped
 }
 
 // What Clerk's SDK logs, with the error's whole stack, when it cannot trade a nonce or verify a

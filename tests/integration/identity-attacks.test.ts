@@ -226,6 +226,18 @@ test('an API request with a handshake cookie hidden behind %-escapes is refused 
 	expect((await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: session } })).status).toBe(200)
 })
 
+test('a cookie the identity SDK cannot decode (Latin-1 from another application on the domain) does not cost a signed-in user their session', async () => {
+	const session = sessionCookie(standIns.clerk.sign({ sub: newClerkUserId() }))
+	for (const foreign of ['legacy=caf%E9', 'broken=%ZZ%C3']) {
+		const cookie = `${foreign}; ${session}`
+		const page = await fetch(`${app.url}/account`, { headers: { Cookie: cookie }, redirect: 'manual' })
+		// Signed in: the account page itself, not a redirect to sign-in.
+		expect(page.status, foreign).toBe(200)
+		expect(await page.text()).toContain('>Sign out</button>')
+		expect((await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: cookie } })).status, foreign).toBe(200)
+	}
+})
+
 test('a signed-in client sending its session with thousands of junk variants of its other cookies does not grow the server', async () => {
 	const rssMb = () => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${app.process.pid}/status`, 'utf8'))![1]) / 1024
 	const token = standIns.clerk.sign({ sub: newClerkUserId() })
