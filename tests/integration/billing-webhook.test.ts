@@ -93,7 +93,7 @@ describe('POST /api/billing/webhook', () => {
 		}
 	})
 
-	test('with the signing secret but no STRIPE_SECRET_KEY, signatures are still checked, and a signed event is 503 until the key is set', async () => {
+	test('with the signing secret but no STRIPE_SECRET_KEY, signatures are still checked, a signed event about a subscription is 503 until the key is set, one of an ignored kind 200', async () => {
 		const databaseUrl = await freshDatabaseUrl()
 		const send = (url: string, signed: { payload: string; header: string }) =>
 			fetch(`${url}/api/billing/webhook`, {
@@ -124,6 +124,13 @@ describe('POST /api/billing/webhook', () => {
 			expect(await early.json()).toEqual({ error: expect.any(String), code: 'processor_not_configured' })
 			const state = await (await fetch(`${server.url}/api/billing/status`, { headers: auth(userId) })).json()
 			expect(state).toMatchObject({ status: 'none', has_subscription: false })
+			// A kind the service ignores needs no key: 200, not a 503 the processor would retry for days.
+			const ignored = await send(
+				server.url,
+				standIns.stripe.signEvent(standIns.stripe.makeEvent('customer.created', { id: String(session.customer), object: 'customer' })),
+			)
+			expect(ignored.status).toBe(200)
+			expect(await ignored.json()).toEqual({ received: true })
 		} finally {
 			await server.stop()
 		}

@@ -49,10 +49,6 @@ export async function handleBillingWebhook(rawBody: string, signature: string | 
 	const secret = env().STRIPE_WEBHOOK_SECRET
 	if (!secret) return { status: 'error', code: 'processor_not_configured' }
 	if (!hasValidWebhookSignature(rawBody, signature, secret)) return { status: 'error', code: 'bad-signature' }
-	// Signed, but no API key to read the subscription with: a 503 is retried by the processor for days,
-	// so the event takes effect once STRIPE_SECRET_KEY is set instead of being recorded and lost.
-	const processor = stripe()
-	if (!processor) return { status: 'error', code: 'processor_not_configured' }
 
 	const event: ParsedEvent | null = parseWebhookEvent(rawBody)
 	if (!event) return { status: 'error', code: 'bad-body' }
@@ -62,8 +58,13 @@ export async function handleBillingWebhook(rawBody: string, signature: string | 
 			return { status: 'ok', outcome: 'duplicate' }
 		}
 		const { target } = event
+		// Signed, naming a subscription, but no API key to read it with: a 503 is retried by the processor
+		// for days, so the event takes effect once STRIPE_SECRET_KEY is set instead of being recorded and
+		// lost. Kinds we ignore need no key: they are recorded and answered 200 as always.
+		const processor = target ? stripe() : undefined
+		if (target && !processor) return { status: 'error', code: 'processor_not_configured' }
 		// Stripe retries non-2xx for days: record kinds we ignore and answer 200.
-		const read = target ? await readSubscriptions(processor, target.subscriptionId) : null
+		const read = target && processor ? await readSubscriptions(processor, target.subscriptionId) : null
 		if (target && !read) {
 			console.warn(
 				`billing: webhook ${event.id} (${event.type}) names subscription ${target.subscriptionId}, unknown to the processor; recorded and ignored`,
