@@ -95,14 +95,21 @@ describe('POST /api/account/delete-request', () => {
 	})
 
 	test.each([
-		[{ confirmEmail: 'owner@example.com', reason: 'x'.repeat(2000) }, 200],
-		[{ confirmEmail: 'owner@example.com', reason: 'x'.repeat(2001) }, 400],
-		[{ confirmEmail: 'owner@example.com', reason: '🎬'.repeat(2000) }, 200], // characters, not UTF-16 units
-		[{ confirmEmail: 'owner@example.com', reason: `  ${'x'.repeat(2000)}  ` }, 200], // measured after trimming
-		[{ reason: 'no email' }, 400],
-		[{ confirmEmail: '   ' }, 400],
-		[{ confirmEmail: 42 }, 400],
-	] as Array<[Record<string, unknown>, number]>)('body %# → %i', async (body, expected) => {
+		['a reason of 2000 characters', 200, { confirmEmail: 'owner@example.com', reason: 'x'.repeat(2000) }],
+		['a reason of 2001 characters', 400, { confirmEmail: 'owner@example.com', reason: 'x'.repeat(2001) }],
+		['a reason of 2000 emoji (characters, not UTF-16 units)', 200, { confirmEmail: 'owner@example.com', reason: '🎬'.repeat(2000) }],
+		[
+			'a reason of 2000 between spaces (measured after trimming)',
+			200,
+			{ confirmEmail: 'owner@example.com', reason: `  ${'x'.repeat(2000)}  ` },
+		],
+		['a NUL in the reason (PostgreSQL text cannot hold it)', 400, { confirmEmail: 'owner@example.com', reason: 'a\u0000b' }],
+		['an escape character in the reason', 400, { confirmEmail: 'owner@example.com', reason: 'a\u001bb' }],
+		['line breaks and a tab in the reason', 200, { confirmEmail: 'owner@example.com', reason: 'line one\r\n\tline two' }],
+		['no confirmEmail', 400, { reason: 'no email' }],
+		['a confirmEmail of spaces', 400, { confirmEmail: '   ' }],
+		['a number as confirmEmail', 400, { confirmEmail: 42 }],
+	] as Array<[string, number, Record<string, unknown>]>)('%s → %i', async (_label, expected, body) => {
 		const userId = userWithEmail('owner@example.com')
 		const response = await fileRequest(app, userId, body)
 		expect(response.status).toBe(expected)
