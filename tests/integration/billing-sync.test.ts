@@ -143,3 +143,35 @@ test('before the catalogue is synced, checkout says billing is not enabled (503)
 		await empty.close()
 	}
 })
+
+test('a price change leaves subscribers on their plan: the new price takes the lookup key, the old one still says which plan it is', async () => {
+	const standIns = await startStandIns()
+	const app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...standIns.env })
+	standIns.stripe.setWebhookUrl(`${app.url}/api/billing/webhook`)
+	const headers = sessionHeaders(standIns.clerk, newClerkUserId())
+	const status = async () => (await fetch(`${app.url}/api/billing/status`, { headers })).json()
+	try {
+		const opened = await postJson(`${app.url}/api/billing/checkout`, { plan: 'studio', interval: 'month' }, headers)
+		const sessionId = String((await opened.json()).url)
+			.split('/')
+			.pop()
+		const paid = await fetch(`${standIns.stripe.url}/checkout/${sessionId}/pay`, { method: 'POST', redirect: 'manual' })
+		expect(paid.status).toBe(303)
+		expect(await status()).toMatchObject({ plan: 'studio', credits_daily: 1500, has_subscription: true })
+		const subscribedPrice = standIns.stripe.store.priceByLookupKey('studio_month')!
+
+		// The seeded account's amounts are not the plan table's: the sync replaces every price, and each
+		// new one takes its plan's lookup key from the price the subscriber stays on.
+		expect((await sync(standIns.stripe)).status).toBe(0)
+		expect(standIns.stripe.store.priceByLookupKey('studio_month')!.id).not.toBe(subscribedPrice.id)
+		expect(subscribedPrice.lookup_key).toBeNull()
+
+		// The subscriber's next event (a renewal, a change in the portal) reads the subscription again.
+		const subscription = standIns.stripe.store.all('subscription').find((s) => s.status === 'trialing' || s.status === 'active')!
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
+		expect(await status()).toMatchObject({ plan: 'studio', credits_daily: 1500, has_subscription: true })
+	} finally {
+		await app.stop()
+		await standIns.close()
+	}
+})

@@ -1,5 +1,5 @@
 import type Stripe from 'stripe'
-import { parseLookupKey } from './plans.ts'
+import { planOfPrice } from './plans.ts'
 import { isLiveProcessorStatus } from './subscription-state.ts'
 import { customerIdOf } from './subscription-store.server.ts'
 
@@ -61,10 +61,7 @@ export function repeatedTrials(subscriptions: Stripe.Subscription[], userId: str
 
 /** A trial our checkout started for this user: metadata.userId is theirs, the price one of our plans. */
 const isOurTrial = (trial: Stripe.Subscription, userId: string | null): boolean =>
-	userId !== null &&
-	trial.status === 'trialing' &&
-	trial.metadata?.userId === userId &&
-	parseLookupKey(trial.items.data[0]?.price?.lookup_key) !== null
+	userId !== null && trial.status === 'trialing' && trial.metadata?.userId === userId && planOfPrice(trial.items.data[0]?.price) !== null
 
 /**
  * Trials our checkout started for this user after an earlier subscription of theirs had a trial, with

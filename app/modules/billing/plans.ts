@@ -94,6 +94,28 @@ export function isPaidPlan(value: unknown): value is PaidPlan {
 	return typeof value === 'string' && (PAID_PLANS as readonly string[]).includes(value)
 }
 
+/** What a processor price says about itself: the fields planOfPrice reads (a Stripe.Price has them). */
+type PriceFields = {
+	lookup_key?: string | null
+	metadata?: Record<string, string> | null
+	recurring?: { interval?: string } | null
+}
+
+/**
+ * The plan a processor price stands for. Its lookup key while it holds one; but when a plan's price
+ * changes, `npm run billing:sync` moves the key to a new price and subscribers stay on the old one,
+ * which keeps the `plan` and `interval` metadata the sync gave every price. Null for a price of
+ * neither kind (another product's).
+ */
+export function planOfPrice(price: PriceFields | null | undefined): { plan: PaidPlan; interval: Interval } | null {
+	const byKey = parseLookupKey(price?.lookup_key)
+	if (byKey) return byKey
+	const { plan, interval } = price?.metadata ?? {}
+	if (!isPaidPlan(plan)) return null
+	const billed = interval ?? price?.recurring?.interval
+	return billed === 'month' || billed === 'year' ? { plan, interval: billed } : null
+}
+
 /** `team_year` → { plan: 'team', interval: 'year' }, or null for keys that are not ours. */
 export function parseLookupKey(key: string | null | undefined): { plan: PaidPlan; interval: Interval } | null {
 	const match = /^([a-z]+)_(month|year)$/.exec(key ?? '')

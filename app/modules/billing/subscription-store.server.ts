@@ -1,7 +1,7 @@
 import type Stripe from 'stripe'
 import { Prisma } from '#app/generated/prisma/client.ts'
 import { db } from '#app/utils/db.server.ts'
-import { parseLookupKey } from './plans.ts'
+import { planOfPrice } from './plans.ts'
 import { looksLikeUuid } from '#app/utils/uuid.ts'
 import { isLiveProcessorStatus, LIVE_PROCESSOR_STATUSES } from './subscription-state.ts'
 
@@ -55,7 +55,7 @@ export async function storeSubscription(
 	const userId = await findUserId(tx, subscription, hintUserId)
 	if (!userId) return 'unknown-user'
 	const price = subscription.items.data[0]?.price
-	const parsed = parseLookupKey(price?.lookup_key)
+	const parsed = planOfPrice(price)
 	const data = {
 		stripeSubscriptionId: subscription.id,
 		plan: parsed?.plan ?? 'free',

@@ -100,7 +100,10 @@ function createPrice(ctx: ApiContext): ApiResult {
 			{ param: 'lookup_key' },
 		)
 	}
-	if (holder) holder.lookup_key = null
+	if (holder) {
+		holder.lookup_key = null
+		store.priceChanged(holder)
+	}
 	const interval = str(obj(params.recurring)?.interval) as Interval | undefined
 	return ok(
 		store.put(
@@ -124,6 +127,7 @@ function updatePrice(ctx: ApiContext, id: string): ApiResult {
 	const active = bool(ctx.params.active)
 	if (active !== undefined) price.active = active
 	price.metadata = mergeMetadata(price.metadata as Record<string, string>, ctx.params.metadata)
+	ctx.store.priceChanged(price)
 	return ok(price)
 }
 

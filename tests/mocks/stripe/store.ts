@@ -46,6 +46,18 @@ export class StripeStore {
 		return [...this.objects.values()].filter((o) => o.object === type)
 	}
 
+	/**
+	 * Stripe shows a subscription's price as the price is now (a lookup key moved to another price, an
+	 * archived price): the copies this fake keeps on subscription items follow a change to the price.
+	 */
+	priceChanged(price: StripeObject): void {
+		for (const subscription of this.all('subscription')) {
+			for (const item of (subscription.items as { data: StripeObject[] }).data) {
+				if ((item.price as StripeObject).id === price.id) item.price = structuredClone(price)
+			}
+		}
+	}
+
 	priceByLookupKey(key: string): StripeObject | undefined {
 		return this.all('price').find((p) => p.lookup_key === key)
 	}
