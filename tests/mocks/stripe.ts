@@ -120,12 +120,13 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 		if (mode === 'hang') return
 		if (mode === 'reset') return void req.socket.destroy()
 		if (mode === 'error500') {
-			return sendJson(res, 500, {
-				error: {
-					type: 'api_error',
-					message: 'An unknown error occurred (fake Stripe error500 mode).',
-				},
-			})
+			const failure = { error: { type: 'api_error', message: 'An unknown error occurred (fake Stripe error500 mode).' } }
+			// Stripe saves the result of a request that started executing under its idempotency key,
+			// "including 500 errors", and replays it for 24 hours.
+			if (method === 'POST' && idempotencyKey && !replays.has(idempotencyKey)) {
+				replays.set(idempotencyKey, { fingerprint: JSON.stringify([method, url.pathname, params]), status: 500, body: failure })
+			}
+			return sendJson(res, 500, failure)
 		}
 		const responseHeaders = {
 			'Request-Id': `req_${randomId(14)}`,
@@ -147,7 +148,8 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 			)
 		}
 		// Stripe replays the first result of a POST for the same key, and refuses the key with
-		// different params. Only executed (2xx) requests are saved, as Stripe documents.
+		// different params. Executed requests are saved, as Stripe documents: here the 2xx ones, and the
+		// 500s of error500 mode (above).
 		const fingerprint = JSON.stringify([method, url.pathname, params])
 		const replay = method === 'POST' && idempotencyKey ? replays.get(idempotencyKey) : undefined
 		if (replay && replay.fingerprint !== fingerprint) {
