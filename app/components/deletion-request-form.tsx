@@ -2,6 +2,7 @@ import { Form } from '@remix-run/react'
 import { useEffect, useRef } from 'react'
 import { DELETION_REASON_MAX } from '#app/utils/validation/limits.ts'
 import { formatDate } from '#app/utils/format-date.ts'
+import { EmailAddress } from './email-address.tsx'
 import { ErrorSummary } from './error-summary.tsx'
 import { CountedTextAreaField, TextField } from './field.tsx'
 
@@ -65,7 +66,13 @@ export function DeletionRequestSection({ accountEmail, pending, justFiled, hasBi
 							required
 							defaultValue={values.confirmEmail}
 							error={errors.confirmEmail}
-							hint={accountEmail ? `Your account's email address is ${accountEmail}.` : undefined}
+							hint={
+								accountEmail ? (
+									<>
+										Your account's email address is <EmailAddress address={accountEmail} />.
+									</>
+								) : undefined
+							}
 						/>
 						<CountedTextAreaField
 							name="reason"

@@ -1,9 +1,9 @@
-import { useState, type InputHTMLAttributes, type TextareaHTMLAttributes } from 'react'
+import { useState, type InputHTMLAttributes, type ReactNode, type TextareaHTMLAttributes } from 'react'
 import { useHydrated } from '#app/utils/hydrated.ts'
 
-type Common = { name: string; label: string; error?: string; hint?: string }
+type Common = { name: string; label: string; error?: string; hint?: ReactNode }
 
-function describedBy(name: string, error?: string, hint?: string) {
+function describedBy(name: string, error?: string, hint?: ReactNode) {
 	return [hint ? `${name}-hint` : '', error ? `${name}-error` : ''].filter(Boolean).join(' ') || undefined
 }
 

@@ -88,7 +88,11 @@ export async function action(args: ActionFunctionArgs) {
 		if (result instanceof Response) return result
 		return refuse({ notice: result.notice, contact: result.contact, errors: {}, values: {} }, noticeInit(result))
 	}
-	if (intent !== 'delete-request') return refuse({ notice: 'Unknown action.', errors: {}, values: {} }, refusalInit({ code: 'bad-body' }))
+	if (intent !== 'delete-request')
+		return refuse(
+			{ notice: 'This page was out of date. Reload it and try again.', errors: {}, values: {} },
+			refusalInit({ code: 'bad-body' }),
+		)
 	const result = await deletionFromForm(account, form, { filedPath: DELETION_REQUESTED_PATH, accountPath: ACCOUNT_PATH })
 	if (result instanceof Response) return result
 	const { init, ...data } = result

@@ -86,7 +86,7 @@ export async function action(args: ActionFunctionArgs) {
 		confirmed: form.get('confirmed'),
 		userAsked: form.get('userAsked'),
 	})
-	if (!parsed.success) return refuse(args, 'Unknown action.', 400)
+	if (!parsed.success) return refuse(args, 'This page was out of date. Reload it and try again.', 400)
 	const submitted = parsed.data
 	if (submitted.intent === 'mark-processed') {
 		// Marking is final (the request leaves the list): the administrator says the deletion was done.

@@ -78,11 +78,14 @@ export default function ContactPage() {
 		if (data?.formError) document.getElementById('form-error')?.focus()
 	}, [data])
 
-	// After a send with JavaScript, focus moves to this heading (useFocusPageOnNavigation, root.tsx).
+	// After a send with JavaScript, focus moves to this heading (useFocusPageOnNavigation, root.tsx);
+	// without it, the page loads with it focused (autofocus), so a screen reader starts at the result.
 	if (sent && !data) {
 		return (
 			<div className="stack narrow">
-				<h1 tabIndex={-1}>Message sent</h1>
+				<h1 tabIndex={-1} autoFocus>
+					Message sent
+				</h1>
 				<p className="notice notice--ok" role="status">
 					Thank you: your message is on its way to our support team. We reply by email, usually within one business day.
 				</p>

@@ -69,7 +69,7 @@ export async function action(args: ActionFunctionArgs) {
 			? await checkoutFromForm(account, form)
 			: intent === 'portal'
 				? await portalFromForm(account.user)
-				: { notice: 'Unknown action.', code: 'bad-body' as const, contact: false }
+				: { notice: 'This page was out of date. Reload it and try again.', code: 'bad-body' as const, contact: false }
 	if (result instanceof Response) return result
 	return recordRefusal(args.context, json({ notice: result.notice, contact: result.contact ?? false }, noticeInit(result)))
 }

@@ -46,7 +46,9 @@ export default function SignInPage() {
 					</ClerkLoaded>
 				</>
 			) : (
-				<p className="notice">Sign-in is not configured on this server, so accounts are not available here.</p>
+				<p className="notice">
+					Signing in is not available right now. If you need help with your account, <a href="/contact">contact support</a>.
+				</p>
 			)}
 		</div>
 	)

@@ -132,7 +132,7 @@ describe('/admin/deletion-requests', () => {
 				{ ...auth(adminId), Origin: app.url },
 			)
 			expect(refused.status).toBe(400)
-			expect(await refused.text()).toContain('Unknown action.')
+			expect(await refused.text()).toContain('This page was out of date. Reload it and try again.')
 		}
 		const edited = await markProcessed(requestId, adminId, 'on')
 		expect(edited.status).toBe(400)

@@ -61,7 +61,7 @@ describe('the pricing and account forms', () => {
 		}
 	})
 
-	test('an intent neither page has is answered 400 "Unknown action.", and nothing is opened', async () => {
+	test('an intent neither page has is answered 400 "This page was out of date", and nothing is opened', async () => {
 		const userId = newClerkUserId()
 		const before = standIns.stripe.store.all('checkout.session').length
 		for (const path of ['/pricing', '/account']) {
@@ -71,7 +71,7 @@ describe('the pricing and account forms', () => {
 				{ ...auth(userId), Origin: app.url },
 			)
 			expect(response.status, path).toBe(400)
-			expect(await response.text(), path).toContain('Unknown action.')
+			expect(await response.text(), path).toContain('This page was out of date. Reload it and try again.')
 		}
 		expect(standIns.stripe.store.all('checkout.session')).toHaveLength(before)
 	})

@@ -21,7 +21,7 @@ afterAll(async () => {
 	await standIns?.close()
 })
 
-const NOT_CONFIGURED = 'Sign-in is not configured on this server, so accounts are not available here.'
+const NOT_CONFIGURED = 'Signing in is not available right now.'
 const page = (path: string, headers: Record<string, string> = {}) =>
 	fetch(`${app.url}${path}`, { headers: { Accept: 'text/html', ...headers }, redirect: 'manual' })
 
