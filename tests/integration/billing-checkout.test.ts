@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest'
 import type { StripeObject } from '../mocks/stripe.ts'
-import { postJson } from '../support/http.ts'
+import { postForm, postJson } from '../support/http.ts'
 import { newClerkUserId } from '../support/sessions.ts'
 import { FREE_STATUS } from '../support/status-payloads.ts'
 import { PAID_PLANS } from '#app/modules/billing/plans.ts'
@@ -262,6 +262,18 @@ describe('POST /api/billing/portal', () => {
 		expect(url).toMatch(new RegExp(`^${standIns.stripe.url}/portal/`))
 		const portalRequest = standIns.stripe.requests.filter((r) => r.path === '/v1/billing_portal/sessions').at(-1)!
 		expect(portalRequest.params).toMatchObject({ return_url: `${app.url}/account` })
+		// On the configuration the sync manages (plan switches), not the account's default.
+		const managed = standIns.stripe.store.all('billing_portal.configuration').find((c) => !c.is_default)!
+		expect(standIns.stripe.store.get(sessionIdOf(url), 'billing_portal.session')).toMatchObject({ configuration: managed.id })
+	})
+
+	test("the account page's Manage billing opens the same portal configuration", async () => {
+		const { userId } = await subscribedUser('solo')
+		const response = await postForm(`${app.url}/account`, { intent: 'portal' }, { ...auth(userId), Origin: app.url })
+		expect(response.status).toBe(303)
+		const session = standIns.stripe.store.get(sessionIdOf(response.headers.get('location')!), 'billing_portal.session')!
+		const managed = standIns.stripe.store.all('billing_portal.configuration').find((c) => !c.is_default)!
+		expect(session).toMatchObject({ configuration: managed.id, return_url: `${app.url}/account` })
 	})
 })
 

@@ -4,7 +4,7 @@ import { startStandIns } from '../mocks/serve-all.ts'
 import { startFakeStripe, type FakeStripe } from '../mocks/stripe.ts'
 import { startApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
-import { postJson } from '../support/http.ts'
+import { postForm, postJson } from '../support/http.ts'
 import { projectRoot } from '../support/project.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 import { expectServerLog } from '../support/fail-on-server-error.ts'
@@ -71,8 +71,11 @@ async function createsThenLeavesAlone(stripe: FakeStripe) {
 		currency: 'usd',
 		recurring: { interval: 'year' },
 	})
-	const [portal] = stripe.store.all('billing_portal.configuration')
-	expect(portal).toMatchObject({ default_return_url: 'https://app.callsheet.test/account' })
+	const portal = stripe.store.all('billing_portal.configuration').find((c) => !c.is_default)
+	expect(portal).toMatchObject({
+		default_return_url: 'https://app.callsheet.test/account',
+		metadata: { managedBy: 'callsheet-billing-sync' },
+	})
 
 	const postsBefore = stripe.requests.filter((r) => r.method === 'POST' && r.path === '/v1/prices').length
 	const second = await sync(stripe)
@@ -173,5 +176,52 @@ test('a price change leaves subscribers on their plan: the new price takes the l
 	} finally {
 		await app.stop()
 		await standIns.close()
+	}
+})
+
+test('the customer portal opens on the configuration the sync manages: before a sync, on the account default with one note; after it, on ours without a restart', async () => {
+	const note = /^billing: no customer-portal configuration from the sync: .* until an operator runs npm run billing:sync$/
+	expectServerLog(note, /^billing: portal for user \S+ failed: No such configuration: 'bpc_\w+'$/)
+	const account = await startFakeStripe({ seedPortalConfiguration: false }) // prices as if made by hand
+	const standIns = await startStandIns()
+	const app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...standIns.env, STRIPE_API_URL: account.url })
+	try {
+		const headers = sessionHeaders(standIns.clerk, newClerkUserId())
+		expect((await postJson(`${app.url}/api/billing/checkout`, { plan: 'team' }, headers)).status).toBe(200) // the user's customer
+		const configurationOf = (url: string) => account.store.get(url.split('/').pop()!, 'billing_portal.session')?.configuration
+		const portal = async (expected = 200) => {
+			const response = await postJson(`${app.url}/api/billing/portal`, {}, headers)
+			expect(response.status).toBe(expected)
+			return (await response.json()) as { url: string; code?: string }
+		}
+		const accountDefault = account.store.all('billing_portal.configuration').find((c) => c.is_default)!
+
+		// Never synced: the Dashboard's settings, as before, and the operator is told once.
+		expect(configurationOf((await portal()).url)).toBe(accountDefault.id)
+		expect(configurationOf((await portal()).url)).toBe(accountDefault.id)
+		expect(app.errorOutput().match(new RegExp(note.source, 'gm'))).toHaveLength(1)
+
+		expect((await sync(account)).status).toBe(0)
+		const ours = account.store.all('billing_portal.configuration').find((c) => !c.is_default)!
+		expect(ours.metadata).toEqual({ managedBy: 'callsheet-billing-sync' })
+		expect(configurationOf((await portal()).url)).toBe(ours.id)
+		// The account page's Manage billing button opens the same portal, with no second lookup.
+		const lookups = () => account.requests.filter((r) => r.method === 'GET' && r.path === '/v1/billing_portal/configurations').length
+		const lookupsBefore = lookups()
+		const fromPage = await postForm(`${app.url}/account`, { intent: 'portal' }, { ...headers, Origin: app.url })
+		expect(fromPage.status).toBe(303)
+		expect(configurationOf(fromPage.headers.get('location')!)).toBe(ours.id)
+		expect(lookups()).toBe(lookupsBefore)
+
+		// Ours gone and replaced (a sandbox reset and synced again): one failure, then the new one is found.
+		account.store.objects.delete(ours.id)
+		const replacement = account.store.put({ ...ours, id: 'bpc_replacement' })
+		expect(await portal(500)).toMatchObject({ code: 'server-error' })
+		expect(configurationOf((await portal()).url)).toBe(replacement.id)
+		expect(app.errorOutput().match(new RegExp(note.source, 'gm'))).toHaveLength(1)
+	} finally {
+		await app.stop()
+		await standIns.close()
+		await account.close()
 	}
 })

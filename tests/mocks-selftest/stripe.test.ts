@@ -143,6 +143,37 @@ describe('API via the real SDK', () => {
 		expect(await (await fetch(portal.url)).text()).toContain('href="http://app.test/account"')
 	})
 
+	test('portal configurations: the account default is used unless a session names one; created ones never become the default', async () => {
+		const local = await startFakeStripe({ seedPortalConfiguration: false })
+		const client = new Stripe('sk_test_fake', { host: '127.0.0.1', port: local.port, protocol: 'http', maxNetworkRetries: 0 })
+		try {
+			const [accountDefault, ...others] = (await client.billingPortal.configurations.list()).data
+			expect(others).toEqual([])
+			expect(accountDefault).toMatchObject({ is_default: true, features: { subscription_update: { enabled: false } } })
+			const ours = await client.billingPortal.configurations.create({
+				features: { subscription_update: { enabled: true, default_allowed_updates: ['price'] } },
+				metadata: { managedBy: 'selftest' },
+			})
+			expect(ours.is_default).toBe(false)
+			expect((await client.billingPortal.configurations.list({ is_default: true })).data.map((c) => c.id)).toEqual([accountDefault!.id])
+
+			const customer = (await client.customers.create({})).id
+			const plain = await client.billingPortal.sessions.create({ customer })
+			expect(plain.configuration).toBe(accountDefault!.id)
+			const named = await client.billingPortal.sessions.create({ customer, configuration: ours.id })
+			expect(named.configuration).toBe(ours.id)
+			expect(local.store.get(named.id, 'billing_portal.session')).toMatchObject({ configuration: ours.id })
+			await expect(client.billingPortal.sessions.create({ customer, configuration: 'bpc_gone' })).rejects.toMatchObject({
+				type: 'StripeInvalidRequestError',
+				code: 'resource_missing',
+				param: 'configuration',
+				message: "No such configuration: 'bpc_gone'",
+			})
+		} finally {
+			await local.close()
+		}
+	})
+
 	test('webhooks.constructEvent verifies signEvent output; a stale or wrong signature fails', () => {
 		const sub = fake.createSubscription({
 			customer: 'cus_x',

@@ -19,6 +19,11 @@ export interface FakeStripeOptions {
 	appUrl?: string
 	/** Seed a price per plan × interval with lookup key `<plan>_<interval>` (default true). */
 	seedPrices?: boolean
+	/**
+	 * Seed the portal configuration `npm run billing:sync` creates (default: as seedPrices), so the
+	 * account is one the sync has run on. The account's own default configuration is always there.
+	 */
+	seedPortalConfiguration?: boolean
 	/** When set, any other API key gets Stripe's 401. */
 	secretKey?: string
 }
@@ -73,6 +78,7 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 	let unsupported: RegExp | null = null
 	const store = new StripeStore()
 	if (opts.seedPrices !== false) store.seedPlans()
+	if (opts.seedPortalConfiguration ?? opts.seedPrices !== false) store.seedSyncedPortalConfiguration()
 	const requests: RecordedRequest[] = []
 	const deliveries: Delivery[] = []
 	const replays = new Map<string, Replay>()

@@ -9,6 +9,9 @@ import { lookupKey, PAID_PLANS, PLAN_TABLE, INTERVALS, type Interval, type PaidP
 
 export type SyncReport = { created: string[]; updated: string[]; unchanged: string[] }
 
+/** The metadata tag of the portal configuration this script manages (portal.server.ts opens sessions on it). */
+export const PORTAL_MANAGED_BY = 'callsheet-billing-sync'
+
 const productId = (plan: PaidPlan) => `callsheet_${plan}`
 const cents = (plan: PaidPlan, interval: Interval) =>
 	(interval === 'year' ? PLAN_TABLE[plan].yearlyPrice : PLAN_TABLE[plan].monthlyPrice) * 100
@@ -74,10 +77,10 @@ async function syncPortal(stripe: Stripe, pricesByProduct: Map<string, string[]>
 				products: [...pricesByProduct].map(([product, prices]) => ({ product, prices })),
 			},
 		},
-		metadata: { managedBy: 'callsheet-billing-sync' },
+		metadata: { managedBy: PORTAL_MANAGED_BY },
 	}
 	const configurations = await stripe.billingPortal.configurations.list({ limit: 100 })
-	const ours = configurations.data.find((c) => c.metadata?.managedBy === 'callsheet-billing-sync')
+	const ours = configurations.data.find((c) => c.metadata?.managedBy === PORTAL_MANAGED_BY)
 	if (ours) {
 		await stripe.billingPortal.configurations.update(ours.id, settings)
 		report.updated.push(`portal configuration ${ours.id}`)

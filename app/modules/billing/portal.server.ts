@@ -1,12 +1,50 @@
+import type Stripe from 'stripe'
 import { portalLimiter } from '#app/utils/abuse-limits.server.ts'
 import { env } from '#app/utils/env.server.ts'
 import { stripe } from '#app/utils/stripe.server.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
+import { PORTAL_MANAGED_BY } from './catalog-sync.server.ts'
 
 export type PortalResult =
 	| { status: 'ok'; url: string }
 	| { status: 'error'; code: 'processor_not_configured' | 'no-customer' | 'server-error' }
 	| { status: 'error'; code: 'rate-limited'; retryAfterSeconds: number }
+
+// A session without `configuration` opens on the account's default configuration, and only the
+// Dashboard makes one the default: the configuration `npm run billing:sync` manages (switching between
+// our prices, cancelling at period end) applies only when named.
+// https://docs.stripe.com/api/customer_portal/sessions/create#create_portal_session-configuration
+let managed: Promise<string | null> | undefined
+let toldToSync = false
+
+const forget = (lookup: Promise<string | null>) => {
+	if (managed === lookup) managed = undefined
+}
+
+/** Our configuration's id, looked up once per process. */
+function managedConfiguration(processor: Stripe): Promise<string | null> {
+	if (managed) return managed
+	const lookup = findManagedConfiguration(processor)
+	managed = lookup
+	// Kept only once found: a failed lookup is tried again, and a sync run later needs no restart.
+	void lookup.then(
+		(id) => (id ? undefined : forget(lookup)),
+		() => forget(lookup),
+	)
+	return lookup
+}
+
+async function findManagedConfiguration(processor: Stripe): Promise<string | null> {
+	const { data } = await processor.billingPortal.configurations.list({ active: true, limit: 100 })
+	const id = data.find((c) => c.metadata?.managedBy === PORTAL_MANAGED_BY)?.id ?? null
+	if (!id && !toldToSync) {
+		toldToSync = true
+		console.warn(
+			"billing: no customer-portal configuration from the sync: portal sessions use the Stripe account's default settings until an operator runs npm run billing:sync",
+		)
+	}
+	return id
+}
 
 /** A customer-portal session (plan changes, cancellation, invoices) returning to the account page. */
 export async function openBillingPortal(user: AppUser): Promise<PortalResult> {
@@ -15,13 +53,19 @@ export async function openBillingPortal(user: AppUser): Promise<PortalResult> {
 	if (!user.stripeCustomerId) return { status: 'error', code: 'no-customer' }
 	const limit = await portalLimiter.consume(user.id)
 	if (!limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
+	const lookup = managedConfiguration(processor)
 	try {
+		const configuration = await lookup
 		const session = await processor.billingPortal.sessions.create({
 			customer: user.stripeCustomerId,
 			return_url: `${env().APP_URL}/account`,
+			...(configuration ? { configuration } : {}),
 		})
 		return { status: 'ok', url: session.url }
 	} catch (error) {
+		// Our configuration is gone (a sandbox deleted or reset): the next request looks it up again.
+		const { code, param } = error as { code?: unknown; param?: unknown }
+		if (code === 'resource_missing' && param === 'configuration') forget(lookup)
 		console.error(`billing: portal for user ${user.id} failed: ${(error as Error).message}`)
 		await limit.refund() // "safe to retry": the retry must not be held against the user
 		return { status: 'error', code: 'server-error' }

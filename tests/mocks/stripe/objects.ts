@@ -124,6 +124,42 @@ export function priceObject(fields: {
 	}
 }
 
+/** A customer-portal configuration. Only the Dashboard makes one the default (`is_default`), never the API. */
+export function portalConfigurationObject(fields: Partial<StripeObject>): StripeObject {
+	const created = nowSeconds()
+	return {
+		id: stripeId('bpc'),
+		object: 'billing_portal.configuration',
+		active: true,
+		application: null,
+		business_profile: { headline: null, privacy_policy_url: null, terms_of_service_url: null },
+		created,
+		default_return_url: null,
+		features: {},
+		is_default: false,
+		livemode: false,
+		login_page: { enabled: false, url: null },
+		metadata: {},
+		name: null,
+		updated: created,
+		...fields,
+	}
+}
+
+/** The account's own default, as saved in the Dashboard: invoices and cards, but no plan switching. */
+export function accountDefaultPortalConfiguration(): StripeObject {
+	return portalConfigurationObject({
+		is_default: true,
+		features: {
+			customer_update: { enabled: false, allowed_updates: [] },
+			invoice_history: { enabled: true },
+			payment_method_update: { enabled: true },
+			subscription_cancel: { enabled: true, mode: 'immediately', proration_behavior: 'none' },
+			subscription_update: { enabled: false, default_allowed_updates: [], products: [], proration_behavior: 'none' },
+		},
+	})
+}
+
 /** The legacy `plan` mirror Stripe still embeds in subscription items. */
 function planFromPrice(price: StripeObject): StripeObject {
 	const recurring = (price.recurring ?? {}) as { interval?: Interval }

@@ -1,10 +1,11 @@
 // Checkout sessions, subscriptions and the customer portal.
 import { nowSeconds, randomId } from '../http-util.js'
 import { bool, int, list, mergeMetadata, obj, str, type FormObject } from './form.js'
-import { stripeId, type StripeObject, type SubscriptionStatus } from './objects.js'
+import { portalConfigurationObject, stripeId, type StripeObject, type SubscriptionStatus } from './objects.js'
 import { getOr404, missing, ok, page, required, stripeError, type ApiContext, type ApiResult, type Route } from './respond.js'
 
 const ID = '([^/]+)'
+const PORTAL_CONFIGS = '/v1/billing_portal/configurations'
 
 function createCheckoutSession(ctx: ApiContext): ApiResult {
 	const { params, store } = ctx
@@ -139,47 +140,55 @@ function cancelSubscription(ctx: ApiContext, id: string): ApiResult {
 	return ok(ctx.store.setSubscriptionStatus(id, 'canceled' satisfies SubscriptionStatus))
 }
 
-function portalConfiguration(params: FormObject, isDefault: boolean): StripeObject {
-	const created = nowSeconds()
-	return {
-		id: `bpc_${randomId(24)}`,
-		object: 'billing_portal.configuration',
-		active: true,
-		application: null,
-		business_profile: obj(params.business_profile) ?? {
-			headline: null,
-			privacy_policy_url: null,
-			terms_of_service_url: null,
-		},
-		created,
-		default_return_url: str(params.default_return_url) ?? null,
-		features: obj(params.features) ?? {},
-		is_default: isDefault,
-		livemode: false,
-		login_page: { enabled: false, url: null },
-		metadata: mergeMetadata({}, params.metadata),
-		name: str(params.name) ?? null,
-		updated: created,
-	}
+/** Stripe makes no configuration created through the API the default: only the Dashboard can. */
+function createPortalConfiguration(ctx: ApiContext): ApiResult {
+	const { params } = ctx
+	const businessProfile = obj(params.business_profile)
+	return ok(
+		ctx.store.put(
+			portalConfigurationObject({
+				...(businessProfile ? { business_profile: businessProfile } : {}),
+				default_return_url: str(params.default_return_url) ?? null,
+				features: obj(params.features) ?? {},
+				metadata: mergeMetadata({}, params.metadata),
+				name: str(params.name) ?? null,
+			}),
+		),
+	)
 }
 
+function listPortalConfigurations(ctx: ApiContext): ApiResult {
+	const active = bool(ctx.params.active)
+	const isDefault = bool(ctx.params.is_default)
+	const found = ctx.store
+		.all('billing_portal.configuration')
+		.filter((c) => (active === undefined || c.active === active) && (isDefault === undefined || c.is_default === isDefault))
+	return page(ctx, PORTAL_CONFIGS, found)
+}
+
+/** A session opens on the configuration it names, else on the account's default; it says which. */
 function createPortalSession(ctx: ApiContext): ApiResult {
 	const { params, store } = ctx
 	const customer = str(params.customer)
 	if (!customer) return required('customer')
 	if (!store.get(customer, 'customer')) return missing('customer', customer, 'customer')
 	const configId = str(params.configuration)
-	if (configId && !store.get(configId, 'billing_portal.configuration')) {
-		return missing('configuration', configId, 'configuration')
+	const config = configId
+		? store.get(configId, 'billing_portal.configuration')
+		: store.all('billing_portal.configuration').find((c) => c.is_default)
+	if (configId && !config) return missing('configuration', configId, 'configuration')
+	if (!config) {
+		return stripeError(
+			400,
+			"You can't create a portal session in test mode until you save your customer portal settings in test mode at https://dashboard.stripe.com/test/settings/billing/portal.",
+		)
 	}
-	const config =
-		configId ?? store.all('billing_portal.configuration').find((c) => c.is_default)?.id ?? store.put(portalConfiguration({}, true)).id
 	const id = `bps_${randomId(24)}`
 	return ok(
 		store.put({
 			id,
 			object: 'billing_portal.session',
-			configuration: config,
+			configuration: config.id,
 			created: nowSeconds(),
 			customer,
 			customer_account: null,
@@ -207,8 +216,6 @@ function updatePortalConfiguration(ctx: ApiContext, id: string): ApiResult {
 	return ok(config)
 }
 
-const PORTAL_CONFIGS = '/v1/billing_portal/configurations'
-
 export const billingRoutes: Route[] = [
 	['POST', /^\/v1\/checkout\/sessions$/, createCheckoutSession],
 	['GET', /^\/v1\/checkout\/sessions$/, listCheckoutSessions],
@@ -219,12 +226,8 @@ export const billingRoutes: Route[] = [
 	['DELETE', new RegExp(`^/v1/subscriptions/${ID}$`), cancelSubscription],
 	['GET', new RegExp(`^/v1/invoices/${ID}$`), (ctx, id) => getOr404(ctx, 'invoice', 'invoice', id)],
 	['POST', /^\/v1\/billing_portal\/sessions$/, createPortalSession],
-	['GET', new RegExp(`^${PORTAL_CONFIGS}$`), (ctx) => page(ctx, PORTAL_CONFIGS, ctx.store.all('billing_portal.configuration'))],
-	[
-		'POST',
-		new RegExp(`^${PORTAL_CONFIGS}$`),
-		(ctx) => ok(ctx.store.put(portalConfiguration(ctx.params, ctx.store.all('billing_portal.configuration').length === 0))),
-	],
+	['GET', new RegExp(`^${PORTAL_CONFIGS}$`), listPortalConfigurations],
+	['POST', new RegExp(`^${PORTAL_CONFIGS}$`), createPortalConfiguration],
 	['GET', new RegExp(`^${PORTAL_CONFIGS}/${ID}$`), (ctx, id) => getOr404(ctx, 'billing_portal.configuration', 'configuration', id)],
 	['POST', new RegExp(`^${PORTAL_CONFIGS}/${ID}$`), updatePortalConfiguration],
 ]

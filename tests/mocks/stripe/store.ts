@@ -5,7 +5,9 @@ import { int, obj, str, type FormObject } from './form.js'
 import {
 	PLANS,
 	SEED_MONTHLY_CENTS,
+	accountDefaultPortalConfiguration,
 	customerObject,
+	portalConfigurationObject,
 	priceObject,
 	productObject,
 	subscriptionObject,
@@ -31,6 +33,11 @@ export class StripeStore {
 	readonly objects = new Map<string, StripeObject>()
 	/** Full parsed params of each checkout session, by session id. */
 	readonly checkoutParams = new Map<string, FormObject>()
+
+	constructor() {
+		// Every account has a default portal configuration, which sessions that name none use.
+		this.put(accountDefaultPortalConfiguration())
+	}
 
 	put<T extends StripeObject>(object: T): T {
 		this.objects.set(object.id, object)
@@ -81,6 +88,28 @@ export class StripeStore {
 				)
 			}
 		}
+	}
+
+	/** The portal configuration `npm run billing:sync` would leave: tagged as it tags it, offering every price. */
+	seedSyncedPortalConfiguration(): StripeObject {
+		const products = this.all('product').map((product) => ({
+			product: product.id,
+			prices: this.all('price')
+				.filter((price) => price.product === product.id && price.active)
+				.map((price) => price.id),
+		}))
+		return this.put(
+			portalConfigurationObject({
+				metadata: { managedBy: 'callsheet-billing-sync' },
+				features: {
+					customer_update: { enabled: true, allowed_updates: ['email', 'address', 'tax_id'] },
+					invoice_history: { enabled: true },
+					payment_method_update: { enabled: true },
+					subscription_cancel: { enabled: true, mode: 'at_period_end', proration_behavior: 'none' },
+					subscription_update: { enabled: true, default_allowed_updates: ['price'], products, proration_behavior: 'create_prorations' },
+				},
+			}),
+		)
 	}
 
 	/** Looks up (or, when prices were not seeded, creates) the price for a plan. */
