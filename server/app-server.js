@@ -5,7 +5,7 @@ import { createApiDispatch } from './api-dispatch.js'
 import { createPageCache } from './page-cache.js'
 import { ClientGoneError, MalformedRequestError, readDeclaredBody, sendFetchResponse, toFetchRequest } from './node-fetch-bridge.js'
 import { createRequestLog } from './request-log.js'
-import { normalizeTarget, routedPath, withoutRemixInstructions } from './request-target.js'
+import { normalizeTarget, resolvedPath, routedPath, withoutRemixInstructions } from './request-target.js'
 
 // Methods that reach the routes (as a Fetch Request, through our dispatch or Remix).
 const FETCH_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
@@ -166,8 +166,11 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				sendHealth(res, entry)
 				return
 			}
-			// Remix matches the decoded path: `/%61pi/nope` reaches the API's routes, so it is an API path too.
-			const isApi = entry.isApiPath(pathname) || (pathname.includes('%') && entry.isApiPath(routedPath(pathname)))
+			// Remix matches the resolved, decoded path: `/%61pi/nope` and `/x/../api/nope` reach the API's
+			// routes, so they are API paths too.
+			const isApi =
+				entry.isApiPath(pathname) ||
+				((pathname.includes('%') || DOT_SEGMENT.test(pathname)) && entry.isApiPath(routedPath(resolvedPath(pathname))))
 			// A Fetch Request cannot carry TRACE or CONNECT, and Remix refuses methods it does not know with a
 			// body of its own: the API answers those itself, as the contract asks (405 with Allow, or 404).
 			if (isApi && !FETCH_METHODS.has(req.method)) {

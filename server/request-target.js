@@ -54,6 +54,16 @@ function withLiteralBrokenEscapes(path) {
 }
 
 /**
+ * The path the Fetch Request built from this target holds: the URL parser resolves its dot segments
+ * (`/x/../api/nope` is `/api/nope`, and so is `/x/%2e%2e/api/nope`).
+ *
+ * @param {string} pathname
+ */
+export function resolvedPath(pathname) {
+	return pathname.includes('.') || pathname.includes('%') ? new URL(pathname, 'http://resolving.invalid').pathname : pathname
+}
+
+/**
  * The path as Remix's router matches it: each segment percent-decoded (an encoded `/` stays encoded,
  * as React Router's decodePath keeps it), so `/%61pi/nope` is the API's path `/api/nope`. A segment
  * that does not decode is left as it is.

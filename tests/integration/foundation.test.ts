@@ -138,6 +138,15 @@ describe('request targets written unusually still reach the API, in JSON', () =>
 		}
 	})
 
+	test('a target whose dot segments resolve into /api/ is the API: its JSON 404, never a loader called by ?_data', async () => {
+		for (const path of ['/x/../api/nope?_data=root', '/x/%2e%2e/api/nope?_data=root', '/pricing/../api/nope']) {
+			const api = await rawRequest('GET', path)
+			expect(api.status, path).toBe(404)
+			expect(api.headers['content-type'], path).toMatch(/^application\/json/)
+			expect(JSON.parse(api.body), path).toMatchObject({ code: 'not-found' })
+		}
+	})
+
 	test('runs of slashes (a base URL ending in /) and backslashes are one slash, never a host', async () => {
 		const health = await rawRequest('GET', '//api/health')
 		expect(health.status).toBe(200)
