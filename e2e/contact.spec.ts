@@ -143,7 +143,8 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(sent).toBeVisible()
 			await expect(page).toHaveTitle('Message sent · Callsheet')
 			await expect(page.getByRole('status')).toContainText('your message is on its way')
-			// With JavaScript the page changes without a load: focus is moved to the new heading, so it is read.
+			// Focus is on the new heading, so it is read: moved there after a send with JavaScript (the page
+			// changes without a load), autofocused when the page loads without it.
 			await expect(sent).toBeFocused()
 			if (javaScriptEnabled) await settle(page)
 			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })

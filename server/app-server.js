@@ -262,7 +262,8 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			return
 		}
 		console.error('server: request failed:', error)
-		const isApi = remixBuild ? remixBuild.entry.module.isApiPath(routedPath(pathname)) : routedPath(pathname).startsWith('/api/')
+		const routed = routedPath(resolvedPath(pathname))
+		const isApi = remixBuild ? remixBuild.entry.module.isApiPath(routed) : routed.startsWith('/api/')
 		res.writeHead(500, {
 			'content-type': isApi ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8',
 			'cache-control': 'no-store',

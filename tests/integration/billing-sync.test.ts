@@ -225,3 +225,14 @@ test('the customer portal opens on the configuration the sync manages: before a 
 		await account.close()
 	}
 })
+
+test('our portal configuration, deactivated in the Dashboard, is active again after a sync', async () => {
+	expect((await sync()).status).toBe(0) // the catalogue exists, whichever test ran before
+	const ours = () =>
+		stripe.store
+			.all('billing_portal.configuration')
+			.find((c) => (c.metadata as Record<string, string>).managedBy === 'callsheet-billing-sync')!
+	ours().active = false
+	expect((await sync()).status).toBe(0)
+	expect(ours().active).toBe(true)
+})

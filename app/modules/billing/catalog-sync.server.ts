@@ -82,7 +82,9 @@ async function syncPortal(stripe: Stripe, pricesByProduct: Map<string, string[]>
 	const configurations = await stripe.billingPortal.configurations.list({ limit: 100 })
 	const ours = configurations.data.find((c) => c.metadata?.managedBy === PORTAL_MANAGED_BY)
 	if (ours) {
-		await stripe.billingPortal.configurations.update(ours.id, settings)
+		// Active again if someone deactivated it in the Dashboard: the app opens portal sessions only on an
+		// active configuration of ours, and says to run this sync when it finds none.
+		await stripe.billingPortal.configurations.update(ours.id, { ...settings, active: true })
 		report.updated.push(`portal configuration ${ours.id}`)
 	} else {
 		const created = await stripe.billingPortal.configurations.create(settings, { idempotencyKey: 'sync-portal-configuration-v1' })

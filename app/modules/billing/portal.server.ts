@@ -63,9 +63,9 @@ export async function openBillingPortal(user: AppUser): Promise<PortalResult> {
 		})
 		return { status: 'ok', url: session.url }
 	} catch (error) {
-		// Our configuration is gone (a sandbox deleted or reset): the next request looks it up again.
-		const { code, param } = error as { code?: unknown; param?: unknown }
-		if (code === 'resource_missing' && param === 'configuration') forget(lookup)
+		// Our configuration is refused (gone with a reset sandbox, or deactivated in the Dashboard): the
+		// next request looks it up again.
+		if ((error as { param?: unknown }).param === 'configuration') forget(lookup)
 		console.error(`billing: portal for user ${user.id} failed: ${(error as Error).message}`)
 		await limit.refund() // "safe to retry": the retry must not be held against the user
 		return { status: 'error', code: 'server-error' }
