@@ -249,6 +249,40 @@ describe('POST /api/billing/checkout', () => {
 	})
 })
 
+describe("a stored customer the processor does not know (deleted in the Dashboard, or made with the other mode's key)", () => {
+	const unknown = /^billing: customer cus_\w+ of user \S+ is unknown to the processor \(deleted, or made with the other mode's key\); /
+
+	test('checkout replaces it with a new customer and opens, once', async () => {
+		expectServerLog(unknown)
+		const userId = newClerkUserId()
+		expect((await checkout(userId, { plan: 'team' })).status).toBe(200)
+		const gone = (await status(userId)).processor_customer_id as string
+		standIns.stripe.store.objects.delete(gone)
+		const again = await checkout(userId, { plan: 'team' })
+		expect(again.status).toBe(200)
+		const replacement = (await status(userId)).processor_customer_id as string
+		expect(replacement).toMatch(/^cus_/)
+		expect(replacement).not.toBe(gone)
+		expect(standIns.stripe.checkoutParams(sessionIdOf((await again.json()).url))).toMatchObject({ customer: replacement })
+		// The replacement is kept: the next checkout uses it without asking for another.
+		const customersBefore = standIns.stripe.store.all('customer').length
+		expect((await checkout(userId, { plan: 'solo' })).status).toBe(200)
+		expect(standIns.stripe.store.all('customer').length).toBe(customersBefore)
+		expect((await status(userId)).processor_customer_id).toBe(replacement)
+	})
+
+	test('the portal says there is no billing account yet and forgets it, instead of failing for good', async () => {
+		expectServerLog(unknown)
+		const userId = newClerkUserId()
+		expect((await checkout(userId, { plan: 'team' })).status).toBe(200)
+		standIns.stripe.store.objects.delete((await status(userId)).processor_customer_id as string)
+		const portal = await postJson(`${app.url}/api/billing/portal`, {}, auth(userId))
+		expect(portal.status).toBe(404)
+		expect(await portal.json()).toMatchObject({ code: 'no-customer' })
+		expect((await status(userId)).processor_customer_id).toBeNull()
+	})
+})
+
 describe('POST /api/billing/portal', () => {
 	test('404 no-customer before any checkout; afterwards a portal URL that returns to the account page', async () => {
 		const userId = newClerkUserId()

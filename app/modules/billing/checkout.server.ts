@@ -3,7 +3,7 @@ import { checkoutLimiter } from '#app/utils/abuse-limits.server.ts'
 import { env } from '#app/utils/env.server.ts'
 import { stripe, withoutCallSiteTrace } from '#app/utils/stripe.server.ts'
 import type { CheckoutRequest } from '#app/utils/validation/billing.ts'
-import { ensureCustomer } from './customer.server.ts'
+import { ensureCustomer, isUnknownCustomer, noteUnknownCustomer } from './customer.server.ts'
 import { PLAN_TABLE } from './plans.ts'
 import { PriceNotFoundError, priceIdFor } from './prices.server.ts'
 import { isLiveProcessorStatus } from './subscription-state.ts'
@@ -43,18 +43,24 @@ export async function startCheckout(account: UserWithPendingDeletion, { plan, in
 		if (await hasPendingDeletionRequest(account)) return { status: 'error', code: 'deletion-pending' }
 		const customer = await ensureCustomer(processor, user)
 		const price = await priceIdFor(processor, plan, interval)
-		const session = await withoutCallSiteTrace(() =>
-			processor.checkout.sessions.create({
-				mode: 'subscription',
-				customer,
-				line_items: [{ price, quantity: 1 }],
-				client_reference_id: user.id,
-				metadata: { userId: user.id },
-				subscription_data: { metadata: { userId: user.id }, ...(trialDays > 0 ? { trial_period_days: trialDays } : {}) },
-				success_url: `${appUrl}/account?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
-				cancel_url: `${appUrl}/pricing?checkout=canceled`,
-			}),
-		)
+		const open = (customer: string) =>
+			withoutCallSiteTrace(() =>
+				processor.checkout.sessions.create({
+					mode: 'subscription',
+					customer,
+					line_items: [{ price, quantity: 1 }],
+					client_reference_id: user.id,
+					metadata: { userId: user.id },
+					subscription_data: { metadata: { userId: user.id }, ...(trialDays > 0 ? { trial_period_days: trialDays } : {}) },
+					success_url: `${appUrl}/account?checkout=success&session_id={CHECKOUT_SESSION_ID}`,
+					cancel_url: `${appUrl}/pricing?checkout=canceled`,
+				}),
+			)
+		const session = await open(customer).catch(async (error: unknown) => {
+			if (!isUnknownCustomer(error)) throw error
+			noteUnknownCustomer(user, customer, 'a new one replaces it')
+			return open(await ensureCustomer(processor, user, { replacing: customer }))
+		})
 		if (!session.url) throw new Error(`checkout session ${session.id} has no url`)
 		return { status: 'ok', url: session.url }
 	} catch (error) {

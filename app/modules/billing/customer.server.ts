@@ -16,15 +16,39 @@ const failedAtProcessor = (error: unknown) => ((error as { statusCode?: number }
  * a day. So a 5xx (first or replayed) is followed at once by one attempt under a key of its own. A
  * customer the failed attempt may still have made stays unused: only an empty slot is filled.
  */
-export async function ensureCustomer(stripe: Stripe, user: AppUser): Promise<string> {
-	if (user.stripeCustomerId) return user.stripeCustomerId
+export async function ensureCustomer(stripe: Stripe, user: AppUser, { replacing }: { replacing?: string } = {}): Promise<string> {
+	if (user.stripeCustomerId && !replacing) return user.stripeCustomerId
 	const params = { metadata: { userId: user.id, clerkId: user.clerkId } }
-	const customer = await stripe.customers.create(params, { idempotencyKey: `customer-for-user-${user.id}` }).catch((error: unknown) => {
+	// A replacement has a key of its own: the first key would give back the customer it replaces.
+	const key = replacing ? `customer-for-user-${user.id}-replacing-${replacing}` : `customer-for-user-${user.id}`
+	const customer = await stripe.customers.create(params, { idempotencyKey: key }).catch((error: unknown) => {
 		if (!failedAtProcessor(error)) throw error
 		return stripe.customers.create(params, { idempotencyKey: `customer-for-user-${user.id}-after-failure-${crypto.randomUUID()}` })
 	})
-	// Only fill an empty slot: if another request stored an id first, theirs stands.
-	await db().user.updateMany({ where: { id: user.id, stripeCustomerId: null }, data: { stripeCustomerId: customer.id } })
+	// Only fill an empty slot (or the one being replaced): if another request stored an id first, theirs stands.
+	const slot = replacing ? { in: [replacing] } : null
+	await db().user.updateMany({ where: { id: user.id, stripeCustomerId: slot }, data: { stripeCustomerId: customer.id } })
 	const stored = await db().user.findUniqueOrThrow({ where: { id: user.id }, select: { stripeCustomerId: true } })
 	return stored.stripeCustomerId ?? customer.id
+}
+
+/**
+ * The processor does not know this customer: deleted in the Dashboard, or made under the other mode's
+ * key (a database used with test keys, then live ones). Reusing the stored id would fail every
+ * checkout and portal session of this user for good.
+ */
+export function isUnknownCustomer(error: unknown) {
+	const { code, param } = error as { code?: unknown; param?: unknown }
+	return code === 'resource_missing' && param === 'customer'
+}
+
+export function noteUnknownCustomer(user: AppUser, customerId: string, then: string) {
+	console.warn(
+		`billing: customer ${customerId} of user ${user.id} is unknown to the processor (deleted, or made with the other mode's key); ${then}`,
+	)
+}
+
+/** Clears the stored customer id if it is still this one: the next checkout makes a new customer. */
+export async function forgetCustomer(user: AppUser, customerId: string) {
+	await db().user.updateMany({ where: { id: user.id, stripeCustomerId: customerId }, data: { stripeCustomerId: null } })
 }

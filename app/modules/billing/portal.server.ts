@@ -4,6 +4,7 @@ import { env } from '#app/utils/env.server.ts'
 import { stripe } from '#app/utils/stripe.server.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
 import { PORTAL_MANAGED_BY } from './catalog-sync.server.ts'
+import { forgetCustomer, isUnknownCustomer, noteUnknownCustomer } from './customer.server.ts'
 
 export type PortalResult =
 	| { status: 'ok'; url: string }
@@ -63,11 +64,17 @@ export async function openBillingPortal(user: AppUser): Promise<PortalResult> {
 		})
 		return { status: 'ok', url: session.url }
 	} catch (error) {
+		await limit.refund() // "safe to retry" or nothing to open: neither is held against the user
+		// A customer the processor does not know has no billing to manage: the next checkout makes one.
+		if (isUnknownCustomer(error)) {
+			noteUnknownCustomer(user, user.stripeCustomerId, 'forgotten, so the next checkout makes a new one')
+			await forgetCustomer(user, user.stripeCustomerId)
+			return { status: 'error', code: 'no-customer' }
+		}
 		// Our configuration is refused (gone with a reset sandbox, or deactivated in the Dashboard): the
 		// next request looks it up again.
 		if ((error as { param?: unknown }).param === 'configuration') forget(lookup)
 		console.error(`billing: portal for user ${user.id} failed: ${(error as Error).message}`)
-		await limit.refund() // "safe to retry": the retry must not be held against the user
 		return { status: 'error', code: 'server-error' }
 	}
 }
