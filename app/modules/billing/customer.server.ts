@@ -9,7 +9,8 @@ const failedAtProcessor = (error: unknown) => ((error as { statusCode?: number }
 /**
  * The user's processor customer id, created once. The idempotency key derives from the user's uuid,
  * so concurrent first checkouts (a double click) get the same customer from the processor, and the
- * id is stored before anything uses it; a stored id is reused forever after.
+ * id is stored before anything uses it; a stored id is reused after, until the processor says it does
+ * not know it (`replacing`: see isUnknownCustomer).
  *
  * Stripe saves a request's result under its key "including 500 errors" and replays it for 24 hours:
  * after one failure on the processor's side, that key answers 500 to every checkout of this user for
