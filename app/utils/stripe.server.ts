@@ -1,3 +1,4 @@
+import crypto from 'node:crypto'
 import Stripe from 'stripe'
 import { env } from './env.server.ts'
 
@@ -49,6 +50,25 @@ export function withoutCallSiteTrace<T>(startCall: () => T): T {
 		return startCall()
 	} finally {
 		Error.stackTraceLimit = limit
+	}
+}
+
+/** The processor failed on its side (5xx), whether first answered or replayed under an idempotency key. */
+const failedAtProcessor = (error: unknown) => ((error as { statusCode?: number }).statusCode ?? 0) >= 500
+
+/**
+ * A create call under `key`, tried once more under a key of its own after a 5xx. Stripe saves a
+ * request's result under its idempotency key "including 500 errors" and replays it for 24 hours
+ * (https://docs.stripe.com/api/idempotent_requests), and the SDK's own retries reuse the key: without
+ * this, one failure on the processor's side would fail every later call under that key for a day.
+ * The failed attempt may still have created its object; each caller says why an unused one is harmless.
+ */
+export async function createOnceUnder<T>(key: string, create: (idempotencyKey: string) => Promise<T>): Promise<T> {
+	try {
+		return await create(key)
+	} catch (error) {
+		if (!failedAtProcessor(error)) throw error
+		return create(`${key}-after-failure-${crypto.randomUUID()}`)
 	}
 }
 

@@ -85,6 +85,28 @@ async function createsThenLeavesAlone(stripe: FakeStripe) {
 	expect(stripe.store.all('price')).toHaveLength(12)
 }
 
+test('one failure at Stripe does not fail the sync for a day: the create is tried once more under a key of its own', async () => {
+	// Stripe replays a 500 under its idempotency key for 24 hours, and the SDK's retries reuse the key:
+	// with fixed keys alone, every run that day failed on the replayed answer.
+	const account = await startFakeStripe({ seedPrices: false })
+	try {
+		account.failNext(/^POST \/v1\/prices$/)
+		const first = await sync(account)
+		expect(first.stderr).not.toMatch(/failed/)
+		expect(first.status).toBe(0)
+		expect(first.stdout).toMatch(/19 created, 0 updated, 0 unchanged/)
+		const pricePosts = account.requests.filter((r) => r.method === 'POST' && r.path === '/v1/prices')
+		const [failedKey] = pricePosts.map((r) => r.idempotencyKey)
+		expect(pricePosts.filter((r) => r.idempotencyKey === failedKey).length).toBeGreaterThan(1) // the SDK's retries: replayed 500s
+		expect(pricePosts.some((r) => r.idempotencyKey?.startsWith(`${failedKey}-after-failure-`))).toBe(true)
+		expect(account.store.all('price').filter((p) => p.active)).toHaveLength(12)
+		const second = await sync(account)
+		expect(second.stdout).toMatch(/0 created, 1 updated, 18 unchanged/)
+	} finally {
+		await account.close()
+	}
+})
+
 test('--help says what it does and touches nothing; any other argument is refused', async () => {
 	const requests = stripe.requests.length
 	const help = await sync(stripe, { args: ['--help'] })

@@ -48,6 +48,11 @@ export interface FakeStripe {
 	setLatency(ms: number): void
 	/** Calls whose `METHOD /path?query` matches get Stripe's answer to an unknown URL (404): an API without that call. */
 	setUnsupported(pattern: RegExp | null): void
+	/**
+	 * The next `times` calls whose `METHOD /path` matches fail as in error500 mode (a 500, saved under
+	 * their idempotency key and replayed, as Stripe does); the others are answered as usual.
+	 */
+	failNext(pattern: RegExp, times?: number): void
 	setWebhookUrl(url: string | undefined): void
 	createCustomer(fields?: Partial<StripeObject>): StripeObject
 	createSubscription(seed: SeedSubscription): StripeObject
@@ -76,6 +81,7 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 	let mode: FaultMode = 'ok'
 	let latencyMs = 0
 	let unsupported: RegExp | null = null
+	let failing: { pattern: RegExp; times: number } | null = null
 	const store = new StripeStore()
 	if (opts.seedPrices !== false) store.seedPlans()
 	if (opts.seedPortalConfiguration ?? opts.seedPrices !== false) store.seedSyncedPortalConfiguration()
@@ -125,7 +131,9 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 		}
 		if (mode === 'hang') return
 		if (mode === 'reset') return void req.socket.destroy()
-		if (mode === 'error500') {
+		const failsHere = failing !== null && failing.times > 0 && failing.pattern.test(`${method} ${url.pathname}`)
+		if (failsHere) failing!.times--
+		if (mode === 'error500' || failsHere) {
 			const failure = { error: { type: 'api_error', message: 'An unknown error occurred (fake Stripe error500 mode).' } }
 			// Stripe saves the result of a request that started executing under its idempotency key,
 			// "including 500 errors", and replays it for 24 hours.
@@ -155,7 +163,7 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 		}
 		// Stripe replays the first result of a POST for the same key, and refuses the key with
 		// different params. Executed requests are saved, as Stripe documents: here the 2xx ones, and the
-		// 500s of error500 mode (above).
+		// 500s of error500 mode and failNext (above).
 		const fingerprint = JSON.stringify([method, url.pathname, params])
 		const replay = method === 'POST' && idempotencyKey ? replays.get(idempotencyKey) : undefined
 		if (replay && replay.fingerprint !== fingerprint) {
@@ -203,6 +211,7 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 		setMode: (next) => void (mode = next),
 		setLatency: (ms) => void (latencyMs = ms),
 		setUnsupported: (pattern) => void (unsupported = pattern),
+		failNext: (pattern, times = 1) => void (failing = { pattern, times }),
 		setWebhookUrl: (next) => void (webhookUrl = next),
 		createCustomer: (fields) => store.createCustomer(fields),
 		createSubscription: (seed) => store.createSubscription(seed),

@@ -1,4 +1,5 @@
 import type Stripe from 'stripe'
+import { createOnceUnder } from '#app/utils/stripe.server.ts'
 import { lookupKey, PAID_PLANS, PLAN_TABLE, INTERVALS, type Interval, type PaidPlan } from './plans.ts'
 
 // `npm run billing:sync`: makes the processor's catalogue match the plan table, idempotently. Each
@@ -6,6 +7,12 @@ import { lookupKey, PAID_PLANS, PLAN_TABLE, INTERVALS, type Interval, type PaidP
 // with lookup key `<plan>_<interval>`. A price whose amount changed is replaced: the new price takes
 // the lookup key over (transfer_lookup_key) and the old one is archived, as Stripe prices are
 // immutable. Finally the customer portal is configured for plan switches and cancellation.
+//
+// Each create has a fixed idempotency key (two runs at once make one of each), and after a 5xx one
+// more attempt under a key of its own (createOnceUnder), so a failure at Stripe does not fail every run
+// for a day. What a failed attempt may still have made is harmless: a product id is fixed (a second
+// create is refused, and the next run finds it); a price made twice loses its lookup key to the second
+// and is never used; the portal's sessions and this script both take the first configuration of ours.
 
 export type SyncReport = { created: string[]; updated: string[]; unchanged: string[] }
 
@@ -24,7 +31,9 @@ async function syncProduct(stripe: Stripe, plan: PaidPlan, report: SyncReport) {
 		throw error
 	})
 	if (!existing) {
-		await stripe.products.create({ id, name, metadata: { plan } }, { idempotencyKey: `sync-product-${id}` })
+		await createOnceUnder(`sync-product-${id}`, (idempotencyKey) =>
+			stripe.products.create({ id, name, metadata: { plan } }, { idempotencyKey }),
+		)
 		report.created.push(`product ${id}`)
 	} else if (existing.name !== name || !existing.active) {
 		await stripe.products.update(id, { name, active: true })
@@ -43,18 +52,18 @@ async function syncPrice(stripe: Stripe, plan: PaidPlan, interval: Interval, pro
 		report.unchanged.push(`price ${key}`)
 		return current.id
 	}
-	const price = await stripe.prices.create(
-		{
-			product,
-			currency: 'usd',
-			unit_amount: amount,
-			recurring: { interval },
-			lookup_key: key,
-			transfer_lookup_key: true,
-			nickname: `${PLAN_TABLE[plan].name} (${interval === 'year' ? 'yearly' : 'monthly'})`,
-			metadata: { plan, interval },
-		},
-		{ idempotencyKey: `sync-price-${key}-${amount}-replacing-${current?.id ?? 'none'}` },
+	const params: Stripe.PriceCreateParams = {
+		product,
+		currency: 'usd',
+		unit_amount: amount,
+		recurring: { interval },
+		lookup_key: key,
+		transfer_lookup_key: true,
+		nickname: `${PLAN_TABLE[plan].name} (${interval === 'year' ? 'yearly' : 'monthly'})`,
+		metadata: { plan, interval },
+	}
+	const price = await createOnceUnder(`sync-price-${key}-${amount}-replacing-${current?.id ?? 'none'}`, (idempotencyKey) =>
+		stripe.prices.create(params, { idempotencyKey }),
 	)
 	if (current && current.id !== price.id) await stripe.prices.update(current.id, { active: false })
 	;(current ? report.updated : report.created).push(`price ${key}`)
@@ -87,7 +96,9 @@ async function syncPortal(stripe: Stripe, pricesByProduct: Map<string, string[]>
 		await stripe.billingPortal.configurations.update(ours.id, { ...settings, active: true })
 		report.updated.push(`portal configuration ${ours.id}`)
 	} else {
-		const created = await stripe.billingPortal.configurations.create(settings, { idempotencyKey: 'sync-portal-configuration-v1' })
+		const created = await createOnceUnder('sync-portal-configuration-v1', (idempotencyKey) =>
+			stripe.billingPortal.configurations.create(settings, { idempotencyKey }),
+		)
 		report.created.push(`portal configuration ${created.id}`)
 	}
 }

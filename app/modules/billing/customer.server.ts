@@ -1,10 +1,7 @@
-import crypto from 'node:crypto'
 import type Stripe from 'stripe'
 import { db } from '#app/utils/db.server.ts'
+import { createOnceUnder } from '#app/utils/stripe.server.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
-
-/** The processor failed on its side (5xx): Stripe keeps that answer under the request's idempotency key. */
-const failedAtProcessor = (error: unknown) => ((error as { statusCode?: number }).statusCode ?? 0) >= 500
 
 /**
  * The user's processor customer id, created once. The idempotency key derives from the user's uuid,
@@ -12,20 +9,16 @@ const failedAtProcessor = (error: unknown) => ((error as { statusCode?: number }
  * id is stored before anything uses it; a stored id is reused after, until the processor says it does
  * not know it (`replacing`: see isUnknownCustomer).
  *
- * Stripe saves a request's result under its key "including 500 errors" and replays it for 24 hours:
- * after one failure on the processor's side, that key answers 500 to every checkout of this user for
- * a day. So a 5xx (first or replayed) is followed at once by one attempt under a key of its own. A
- * customer the failed attempt may still have made stays unused: only an empty slot is filled.
+ * A 5xx, which Stripe would replay under that key for a day, is followed at once by one attempt under
+ * a key of its own (createOnceUnder). A customer the failed attempt may still have made stays unused:
+ * only an empty slot is filled.
  */
 export async function ensureCustomer(stripe: Stripe, user: AppUser, { replacing }: { replacing?: string } = {}): Promise<string> {
 	if (user.stripeCustomerId && !replacing) return user.stripeCustomerId
 	const params = { metadata: { userId: user.id, clerkId: user.clerkId } }
 	// A replacement has a key of its own: the first key would give back the customer it replaces.
 	const key = replacing ? `customer-for-user-${user.id}-replacing-${replacing}` : `customer-for-user-${user.id}`
-	const customer = await stripe.customers.create(params, { idempotencyKey: key }).catch((error: unknown) => {
-		if (!failedAtProcessor(error)) throw error
-		return stripe.customers.create(params, { idempotencyKey: `customer-for-user-${user.id}-after-failure-${crypto.randomUUID()}` })
-	})
+	const customer = await createOnceUnder(key, (idempotencyKey) => stripe.customers.create(params, { idempotencyKey }))
 	// Only fill an empty slot (or the one being replaced): if another request stored an id first, theirs stands.
 	const slot = replacing ? { in: [replacing] } : null
 	await db().user.updateMany({ where: { id: user.id, stripeCustomerId: slot }, data: { stripeCustomerId: customer.id } })
