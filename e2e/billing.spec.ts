@@ -15,6 +15,7 @@ import {
 	skipWithoutBrowser,
 	test,
 	uniqueId,
+	whilePostHeld,
 } from './support/fixtures.ts'
 import { e2eBaseUrl, e2eStripeOrigin } from './support/env.ts'
 
@@ -62,7 +63,9 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(period.getByRole('link', { name: 'Monthly' })).not.toHaveAttribute('aria-current', 'page')
 			const team = planCard(page, 'Team')
 			await expect(team).toContainText('$490 / year')
-			await expect(team).toContainText('14-day free trial')
+			// What the trial turns into is said before the click.
+			await expect(team).toContainText('14-day free trial, then $490 a year')
+			await expect(planCard(page, 'Free')).toContainText('$0 forever')
 			// The name starts with the button's visible words (WCAG 2.5.3), then says which plan.
 			const subscribe = team.getByRole('button', { name: 'Start free trial of Team, billed yearly', exact: true })
 			await expect(subscribe).toBeVisible()
@@ -71,8 +74,19 @@ for (const javaScriptEnabled of [true, false]) {
 			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
 			await screenshotAtViewports(page, `pricing${suffix}`)
 
-			// The fake Stripe's hosted Checkout.
-			await subscribe.click()
+			// The fake Stripe's hosted Checkout. With JavaScript, the chosen plan's button says it is on its
+			// way (held until seen), and every other plan's waits.
+			if (javaScriptEnabled) {
+				await whilePostHeld(
+					page,
+					'/pricing',
+					() => subscribe.click(),
+					async () => {
+						await expect(team.getByRole('button', { name: 'Opening checkout… for Team, billed yearly', exact: true })).toBeDisabled()
+						await expect(planCard(page, 'Solo').getByRole('button', { name: /^Start free trial of Solo/ })).toBeDisabled()
+					},
+				)
+			} else await subscribe.click()
 			await expect(page).toHaveURL(new RegExp(`^${escapeRegExp(stripeOrigin)}/checkout/cs_[A-Za-z0-9_]+$`))
 			await expect(page.getByRole('heading', { level: 1, name: 'Fake Stripe Checkout' })).toBeVisible()
 			// (The fake's seeded amounts are its own, not the app's price list: only the price's name is checked.)
@@ -121,8 +135,10 @@ for (const javaScriptEnabled of [true, false]) {
 			)
 			await expect(page.getByText("You're on Team, billed yearly.")).toBeVisible()
 			await expect(planCard(page, 'Team').getByText('Your plan')).toBeVisible()
-			await expect(planCard(page, 'Team').getByRole('button', { name: 'Manage billing' })).toBeVisible()
-			await expect(planCard(page, 'Solo')).toContainText('Switch plans with Manage billing, above.')
+			// Said once, above the plans, with the one Manage billing button: not again on every card.
+			await expect(page.getByRole('button', { name: 'Manage billing' })).toHaveCount(1)
+			await expect(planCard(page, 'Team').getByRole('button')).toHaveCount(0)
+			await expect(planCard(page, 'Solo')).not.toContainText('Manage billing')
 			await screenshotAtViewports(page, `pricing-subscribed${suffix}`)
 			await expect(page.getByRole('button', { name: /, billed (monthly|yearly)$/ })).toHaveCount(0)
 			// Billed yearly: Team billed monthly is not their plan; its card says how to switch.

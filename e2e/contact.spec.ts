@@ -16,6 +16,7 @@ import {
 	skipWithoutBrowser,
 	test,
 	uniqueId,
+	whilePostHeld,
 	failedLoad,
 } from './support/fixtures.ts'
 
@@ -73,22 +74,15 @@ for (const javaScriptEnabled of [true, false]) {
 
 			if (javaScriptEnabled) {
 				// Hold the submission until the pending state has been seen, then let it through.
-				let release = () => {}
-				const held = new Promise<void>((resolve) => (release = resolve))
-				await page.route(
-					(url) => url.pathname === '/contact' || url.pathname.startsWith('/contact.'),
-					async (route) => {
-						if (route.request().method() === 'POST') await held
-						await route.fallback()
+				await whilePostHeld(
+					page,
+					'/contact',
+					() => f.submit.click(),
+					async () => {
+						await expect(f.submit).toHaveText('Sending…')
+						await expect(f.submit).toBeDisabled()
 					},
 				)
-				try {
-					await f.submit.click()
-					await expect(f.submit).toHaveText('Sending…')
-					await expect(f.submit).toBeDisabled()
-				} finally {
-					release()
-				}
 			} else {
 				const posted = page.waitForResponse((r) => r.request().method() === 'POST' && r.request().resourceType() === 'document')
 				await f.submit.click()

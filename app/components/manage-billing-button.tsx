@@ -1,12 +1,20 @@
 import { Form } from '@remix-run/react'
 
+type Props = {
+	/** Waits while a billing form of the page is on its way. */
+	busy: boolean
+	/** This button's own form is on its way (with JavaScript): it says so. By default, whenever busy. */
+	opening?: boolean
+	action: string
+}
+
 /** Posts `intent=portal` to `action` (the page's own path), whose action redirects to the processor's portal. */
-export function ManageBillingButton({ busy, action }: { busy: boolean; action: string }) {
+export function ManageBillingButton({ busy, opening = busy, action }: Props) {
 	return (
 		<Form method="post" action={action}>
 			<input type="hidden" name="intent" value="portal" />
 			<button className="button button--secondary" type="submit" disabled={busy}>
-				Manage billing
+				{opening ? 'Opening billing…' : 'Manage billing'}
 			</button>
 		</Form>
 	)

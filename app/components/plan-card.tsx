@@ -1,5 +1,4 @@
 import { Form } from '@remix-run/react'
-import { ManageBillingButton } from './manage-billing-button.tsx'
 import type { Interval, PlanDetails } from '#app/modules/billing/plans.ts'
 
 type Props = {
@@ -8,11 +7,14 @@ type Props = {
 	trialOffered: boolean
 	/** The period in which this plan is the user's (null: not their plan). */
 	currentIn: Interval | null
-	/** A subscriber manages their plan in the portal instead of subscribing again. */
+	/** A subscriber manages their plan in the portal (the button above the plans) instead of subscribing again. */
 	subscribed: boolean
 	/** False while the user's account is due to be deleted: no new subscription is offered. */
 	startable: boolean
+	/** A billing form of the page is on its way: every plan's button waits. */
 	busy: boolean
+	/** This plan's own form is the one on its way (with JavaScript): its button says so. */
+	opening: boolean
 	/** Where the plan's form posts (the pricing page, keeping its period). */
 	action: string
 }
@@ -24,12 +26,14 @@ export function priceLabel(plan: PlanDetails, interval: Interval) {
 
 const BILLED: Record<Interval, string> = { month: 'monthly', year: 'yearly' }
 
-export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, startable, busy, action }: Props) {
+export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, startable, busy, opening, action }: Props) {
 	const headingId = `plan-${plan.id}`
 	// A trial is offered only where the plan can be started: not beside "not available" on every card.
 	const trial = trialOffered && plan.trialDays > 0 && startable && !subscribed
 	const billed = BILLED[interval]
 	const isCurrent = currentIn === interval
+	const free = plan.monthlyPrice === 0
+	const price = priceLabel(plan, interval)
 	return (
 		// A list item, not a region: seven plans as landmarks would crowd out the page's own (main, nav).
 		<li className={`card plan${isCurrent ? ' plan--current' : ''}`} aria-labelledby={headingId}>
@@ -37,32 +41,34 @@ export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, 
 				{plan.name} {isCurrent ? <span className="badge">Your plan</span> : null}
 			</h2>
 			<p className="plan__price">
-				{/* Read as "$19 per month", not "slash month". */}
-				{priceLabel(plan, interval)}{' '}
-				<small>
-					<span aria-hidden="true">/ {interval}</span>
-					<span className="visually-hidden">per {interval}</span>
-				</small>
+				{/* Read as "$19 per month", not "slash month". Free is free in either period. */}
+				{price}{' '}
+				{free ? (
+					<small>forever</small>
+				) : (
+					<small>
+						<span aria-hidden="true">/ {interval}</span>
+						<span className="visually-hidden">per {interval}</span>
+					</small>
+				)}
 			</p>
 			<p>{plan.summary}</p>
 			<ul className="plan__facts">
 				<li>{plan.creditsDaily.toLocaleString('en-US')} credits a day</li>
 				{interval === 'year' && plan.monthlyPrice > 0 ? <li>Two months free compared with monthly</li> : null}
-				{trial ? <li>{plan.trialDays}-day free trial</li> : null}
+				{/* What the trial turns into, said before the click rather than on the processor's page. */}
+				{trial ? <li>{`${plan.trialDays}-day free trial, then ${price} a ${interval}`}</li> : null}
 			</ul>
-			{plan.id === 'free' ? (
+			{free ? (
 				<p className="plan__action field__hint">Included with every account.</p>
 			) : subscribed ? (
-				isCurrent ? (
-					<ManageBillingButton busy={busy} action={action} />
-				) : currentIn ? (
-					// Their plan in the other period: not theirs as shown here. The portal switches the period.
+				// The summary above the plans says once how to switch, with the one Manage billing button.
+				// Only their plan in the other period needs a word here: it is not theirs as shown.
+				currentIn && !isCurrent ? (
 					<p className="plan__action field__hint">
 						{`You have ${plan.name} billed ${BILLED[currentIn]}. To be billed ${billed} instead, use Manage billing, above.`}
 					</p>
-				) : (
-					<p className="plan__action field__hint">Switch plans with Manage billing, above.</p>
-				)
+				) : null
 			) : !startable ? (
 				<p className="plan__action field__hint">Not available while your account is due to be deleted.</p>
 			) : (
@@ -72,8 +78,8 @@ export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, 
 					<input type="hidden" name="interval" value={interval} />
 					{/* The name starts with the words on the button (WCAG 2.5.3), then says which plan. */}
 					<button className="button" type="submit" disabled={busy}>
-						{trial ? 'Start free trial' : 'Subscribe'}
-						<span className="visually-hidden">{` ${trial ? 'of' : 'to'} ${plan.name}, billed ${billed}`}</span>
+						{opening ? 'Opening checkout…' : trial ? 'Start free trial' : 'Subscribe'}
+						<span className="visually-hidden">{` ${opening ? 'for' : trial ? 'of' : 'to'} ${plan.name}, billed ${billed}`}</span>
 					</button>
 				</Form>
 			)}

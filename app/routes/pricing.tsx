@@ -77,9 +77,11 @@ export async function action(args: ActionFunctionArgs) {
 export default function PricingPage() {
 	const { interval, canceled, current, planUnavailable, trialOffered, signedIn, deletionRequestedOn } = useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
-	const submitting = usePendingSubmission()?.get('intent')
+	const submission = usePendingSubmission()
+	const submitting = submission?.get('intent')
 	// One checkout at a time: every billing button waits while one is on its way to the processor.
 	const busy = submitting === 'checkout' || submitting === 'portal'
+	const openingPlan = submitting === 'checkout' ? submission?.get('plan') : null
 	useErrorTitle(Boolean(data?.notice))
 	// Posting keeps the period shown, and drops a "checkout canceled" notice that no longer applies.
 	const formAction = `/pricing?interval=${interval}`
@@ -125,7 +127,7 @@ export default function PricingPage() {
 						{`You're on ${PLAN_TABLE[current.plan].name}, billed ${current.interval === 'year' ? 'yearly' : 'monthly'}. `}
 						To switch plans or billing periods, use Manage billing.
 					</p>
-					<ManageBillingButton busy={busy} action={formAction} />
+					<ManageBillingButton busy={busy} opening={submitting === 'portal'} action={formAction} />
 				</div>
 			) : null}
 			<nav aria-label="Billing period" className="segmented">
@@ -147,6 +149,7 @@ export default function PricingPage() {
 						subscribed={current !== null}
 						startable={deletionRequestedOn === null}
 						busy={busy}
+						opening={openingPlan === id}
 						action={formAction}
 					/>
 				))}

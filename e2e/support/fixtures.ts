@@ -270,6 +270,28 @@ export async function settle(page: Page): Promise<void> {
 }
 
 /**
+ * Runs `act` (a click that submits a form with JavaScript) while POSTs to `pathname` (the page, or its
+ * `.data` request) are held, so `whilePending` sees the form's pending state; then lets them through.
+ */
+export async function whilePostHeld(page: Page, pathname: string, act: () => Promise<void>, whilePending: () => Promise<void>) {
+	let release = () => {}
+	const held = new Promise<void>((resolve) => (release = resolve))
+	await page.route(
+		(url) => url.pathname === pathname || url.pathname.startsWith(`${pathname}.`),
+		async (route) => {
+			if (route.request().method() === 'POST') await held
+			await route.fallback()
+		},
+	)
+	try {
+		await act()
+		await whilePending()
+	} finally {
+		release()
+	}
+}
+
+/**
  * clerk-js never loads here (its host is unreachable on purpose). After its retries (~7 s on a page)
  * @clerk/clerk-react gives up with an uncaught "Failed to load Clerk" error (code
  * failed_to_load_clerk_js, later failed_to_load_clerk_js_timeout). It says nothing about the app
