@@ -70,6 +70,8 @@ type ActionData = {
 	notice: string | null
 	/** Where to sign in again, shown after the notice when the session has ended. */
 	signInHref?: string
+	/** A link to support, shown after the notice when only support can help. */
+	contactHref?: string
 	/** The notice ends with a link to support. */
 	contact?: boolean
 	errors: Record<string, string>
@@ -139,6 +141,12 @@ export default function AccountPage() {
 						<>
 							{' '}
 							<a href={data.signInHref}>Sign in again</a> and try once more.
+						</>
+					) : null}
+					{data.contactHref ? (
+						<>
+							{' '}
+							<a href={data.contactHref}>Write to support</a> and we will take care of it.
 						</>
 					) : null}
 				</AlertNotice>

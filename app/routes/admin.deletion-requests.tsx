@@ -175,9 +175,8 @@ export default function DeletionRequestsAdmin() {
 			{pending.map((row) => (
 				<section key={row.requestId} className="card stack" aria-labelledby={`request-${row.requestId}`}>
 					<h2 id={`request-${row.requestId}`} className="request-title">{`Request from ${row.clerkId}`}</h2>
+					{/* The heading names the user (their identity provider id): not said again below it. */}
 					<dl className="facts">
-						<dt>User</dt>
-						<dd>{row.clerkId}</dd>
 						<dt>Reference</dt>
 						<dd>{row.requestId}</dd>
 						<dt>Filed</dt>

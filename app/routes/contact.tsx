@@ -10,7 +10,7 @@ import { fieldErrors, formValues, readForm, type FieldErrors } from '#app/utils/
 import { refusalInit } from '#app/utils/http.server.ts'
 import { pageMeta } from '#app/utils/page-meta.ts'
 import { passRetryAfter, waitInWords } from '#app/utils/retry-after.ts'
-import { contactSchema } from '#app/utils/validation/contact.ts'
+import { contactSchema, suggestedSubject } from '#app/utils/validation/contact.ts'
 import { CONTACT_LIMITS } from '#app/utils/validation/limits.ts'
 
 const FIELDS = ['name', 'email', 'subject', 'message'] as const
@@ -29,7 +29,8 @@ export const meta: MetaFunction<typeof loader> = ({ data }) =>
 export const headers: HeadersFunction = passRetryAfter
 
 export function loader({ request, context }: LoaderFunctionArgs) {
-	return json({ sent: new URL(request.url).searchParams.get('sent') === '1', refused: answersRefusal(context) })
+	const query = new URL(request.url).searchParams
+	return json({ sent: query.get('sent') === '1', subject: suggestedSubject(query) ?? null, refused: answersRefusal(context) })
 }
 
 type ActionData = { values: Record<string, string>; errors: FieldErrors; formError?: string }
@@ -67,7 +68,7 @@ export async function action({ request, context }: ActionFunctionArgs) {
 }
 
 export default function ContactPage() {
-	const { sent } = useLoaderData<typeof loader>()
+	const { sent, subject } = useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const navigation = useNavigation()
 	const sending = navigation.state === 'submitting' && navigation.formAction === '/contact'
@@ -134,7 +135,7 @@ export default function ContactPage() {
 					label="Subject"
 					required
 					maxLength={CONTACT_LIMITS.subject}
-					defaultValue={values.subject}
+					defaultValue={data ? values.subject : (subject ?? undefined)}
 					error={errors.subject}
 				/>
 				<CountedTextAreaField

@@ -159,7 +159,7 @@ describe('POST /api/account/delete-request', () => {
 })
 
 describe('when the database misbehaves', () => {
-	test('table_missing: without the deletion table the answer is 200 with saved false', async () => {
+	test('table_missing: without the deletion table the answer is 200 with saved false; the page points to support', async () => {
 		const url = await freshDatabaseUrl()
 		await withDatabase(url, (prisma) => prisma.$executeRawUnsafe('DROP TABLE "DeletionRequest" CASCADE'))
 		const isolated = await startApp({ DATABASE_URL: url, ...standIns.env })
@@ -168,6 +168,18 @@ describe('when the database misbehaves', () => {
 			const response = await fileRequest(isolated, userId, { confirmEmail: 'owner@example.com' })
 			expect(response.status).toBe(200)
 			expect(await response.json()).toEqual({ ok: true, saved: false, table_missing: true })
+			// The page's form says so (503), with a link to support that fills in the subject.
+			const page = await postForm(
+				`${isolated.url}/account`,
+				{ intent: 'delete-request', confirmEmail: 'owner@example.com', reason: '' },
+				{ ...sessionHeaders(standIns.clerk, userId), Origin: isolated.url },
+			)
+			expect(page.status).toBe(503)
+			const html = await page.text()
+			expect(html).toContain('Account deletion cannot be requested here yet.')
+			expect(html).toContain('<a href="/contact?subject=Delete+my+account">Write to support</a> and we will take care of it.')
+			const contact = await (await fetch(`${isolated.url}/contact?subject=Delete+my+account`)).text()
+			expect(contact).toMatch(/<input[^>]*name="subject"[^>]*value="Delete my account"/)
 		} finally {
 			await isolated.stop()
 		}

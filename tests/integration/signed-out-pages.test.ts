@@ -64,6 +64,26 @@ describe('pages for visitors without cookies', () => {
 		expect((await page('/contact')).html).not.toContain('Message sent')
 	})
 
+	test("a subject suggested by another page's link is filled in for each visitor; one that would not pass as a subject is not", async () => {
+		const subjectField = (html: string) => /<input[^>]*name="subject"[^>]*>/.exec(html)?.[0] ?? ''
+		const keep = 'Keep my account (deletion request 3f0c7a2e-1b4d-4e8a-9c61-2d5e7f8a9b0c)'
+		for (const [suggested, shown] of [
+			[keep, keep],
+			['Delete my account', 'Delete my account'],
+			['  <b>Refund</b> & co  ', '&lt;b&gt;Refund&lt;/b&gt; &amp; co'],
+		]) {
+			const field = subjectField((await page(`/contact?${new URLSearchParams({ subject: suggested! })}`)).html)
+			expect(field, suggested).toContain(`value="${shown}"`)
+		}
+		for (const refused of ['', '   ', 'x'.repeat(501), 'line\nbreak', 'nul\u0000']) {
+			expect(
+				subjectField((await page(`/contact?${new URLSearchParams({ subject: refused })}`)).html),
+				JSON.stringify(refused),
+			).not.toContain('value=')
+		}
+		expect(subjectField((await page('/contact')).html)).not.toContain('value=')
+	})
+
 	test('a signed-in user is never given the visitors’ page, nor visitors theirs', async () => {
 		await page('/pricing?interval=year')
 		const { userId } = await subscribedUser('team', 'year')

@@ -1,5 +1,6 @@
 import { redirect } from '@remix-run/node'
 import { signInUrl } from '#app/utils/auth.server.ts'
+import { contactHref } from '#app/utils/contact-href.ts'
 import { fieldErrors, formValues } from '#app/utils/forms.server.ts'
 import { refusalInit } from '#app/utils/http.server.ts'
 import { waitInWords } from '#app/utils/retry-after.ts'
@@ -13,6 +14,8 @@ export type DeletionRefusal = {
 	notice: string | null
 	/** Where to sign in again, shown after the notice when the session has ended. */
 	signInHref?: string
+	/** A link to support (with a subject), shown after the notice when only support can help. */
+	contactHref?: string
 	errors: Record<string, string>
 	values: Record<string, string>
 	init: ResponseInit
@@ -39,8 +42,8 @@ export async function deletionFromForm(
 	const result = await fileDeletionRequest(account, parsed.data)
 	if (result.status === 'ok') return redirect(filedPath, 303)
 	if (result.status === 'table-missing') {
-		const notice = 'Account deletion is not available on this server yet. Please contact support.'
-		return { notice, errors: {}, values, init: { status: 503 } }
+		const notice = 'Account deletion cannot be requested here yet.'
+		return { notice, contactHref: contactHref('Delete my account'), errors: {}, values, init: { status: 503 } }
 	}
 	const init = refusalInit(result)
 	if (result.code === 'email-mismatch') {

@@ -57,3 +57,12 @@ export const contactSchema = z.object({
 })
 
 export type ContactSubmission = z.output<typeof contactSchema>
+
+/**
+ * A subject other pages suggest through `/contact?subject=…` (contactHref): prefilled, still the
+ * visitor's to change. Anything that would not pass as a subject is dropped: the field starts empty.
+ */
+export function suggestedSubject(query: URLSearchParams): string | undefined {
+	const parsed = contactSchema.shape.subject.safeParse(query.get('subject'))
+	return parsed.success && !/[\x00-\x1f\x7f]/.test(parsed.data) ? parsed.data : undefined
+}

@@ -1,0 +1,7 @@
+/**
+ * A link to the contact page with its subject filled in (the contact page reads `subject`): the
+ * visitor does not have to say again what the page they came from knows, such as a request's reference.
+ */
+export function contactHref(subject: string): string {
+	return `/contact?${new URLSearchParams({ subject })}`
+}
