@@ -1,6 +1,6 @@
 import { Form } from '@remix-run/react'
 import { useEffect, useRef } from 'react'
-import { contactHref } from '#app/utils/contact-href.ts'
+import { keepAccountHref } from '#app/utils/contact-href.ts'
 import { DELETION_REASON_MAX } from '#app/utils/validation/limits.ts'
 import { formatDate } from '#app/utils/format-date.ts'
 import { EmailAddress } from './email-address.tsx'
@@ -46,8 +46,7 @@ export function DeletionRequestSection({ accountEmail, pending, justFiled, hasBi
 					</p>
 					<p>
 						{/* The link fills in a subject naming the request: nothing to copy. */}
-						Changed your mind? <a href={contactHref(`Keep my account (deletion request ${pending.requestId})`)}>Contact support</a> before
-						then to withdraw the request.
+						Changed your mind? <a href={keepAccountHref(pending.requestId)}>Contact support</a> before then to withdraw the request.
 					</p>
 				</div>
 			) : (

@@ -3,6 +3,7 @@ import { useActionData, useLoaderData } from '@remix-run/react'
 import { AlertNotice } from '#app/components/alert-notice.tsx'
 import { ManageBillingButton } from '#app/components/manage-billing-button.tsx'
 import { PlanCard } from '#app/components/plan-card.tsx'
+import { keepAccountHref } from '#app/utils/contact-href.ts'
 import { formatDate } from '#app/utils/format-date.ts'
 import { pendingDeletionRequestOf, userWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
 import { checkoutFromForm, noticeInit, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
@@ -54,6 +55,7 @@ export async function loader(args: LoaderFunctionArgs) {
 		trialOffered: overview ? overview.trialEligible : true,
 		// Checkout refuses then too (checkout.server.ts); the page says so before the click.
 		deletionRequestedOn: pendingDeletion ? pendingDeletion.submittedAt.toISOString() : null,
+		deletionRequestId: pendingDeletion?.requestId ?? null,
 		refused: answersRefusal(args.context),
 	})
 }
@@ -75,7 +77,8 @@ export async function action(args: ActionFunctionArgs) {
 }
 
 export default function PricingPage() {
-	const { interval, canceled, current, planUnavailable, trialOffered, signedIn, deletionRequestedOn } = useLoaderData<typeof loader>()
+	const { interval, canceled, current, planUnavailable, trialOffered, signedIn, deletionRequestedOn, deletionRequestId } =
+		useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const submission = usePendingSubmission()
 	const submitting = submission?.get('intent')
@@ -109,10 +112,10 @@ export default function PricingPage() {
 					your account once this page shows it again.
 				</p>
 			) : null}
-			{deletionRequestedOn ? (
+			{deletionRequestedOn && deletionRequestId ? (
 				<p className="notice">
 					{`You asked for your account to be deleted on ${formatDate(deletionRequestedOn)}, so new plans cannot be started. `}
-					To keep your account, <a href="/contact">write to us</a>.
+					To keep your account, <a href={keepAccountHref(deletionRequestId)}>write to us</a>.
 				</p>
 			) : null}
 			{data?.notice ? (

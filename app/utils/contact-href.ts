@@ -5,3 +5,8 @@
 export function contactHref(subject: string): string {
 	return `/contact?${new URLSearchParams({ subject })}`
 }
+
+/** Support, asked to withdraw a pending deletion request: the subject names the request. */
+export function keepAccountHref(requestId: string): string {
+	return contactHref(`Keep my account (deletion request ${requestId})`)
+}

@@ -112,6 +112,11 @@ describe('a user who asked for the account to be deleted', () => {
 		expect(filed.status).toBe(200)
 		const html = await pricing()
 		expect(html).toMatch(/You asked for your account to be deleted on \d+ \w+ \d{4}, so new plans cannot be started\./)
+		// The way back names the request in the contact form's subject.
+		const { request_id } = (await filed.json()) as { request_id: string }
+		expect(html).toContain(
+			`To keep your account, <a href="/contact?subject=Keep+my+account+%28deletion+request+${request_id}%29">write to us</a>.`,
+		)
 		expect(html).not.toContain(checkoutForm)
 		expect(html.match(/Not available while your account is due to be deleted\./g)).toHaveLength(6)
 
