@@ -84,6 +84,8 @@ for (const javaScriptEnabled of [true, false]) {
 					async () => {
 						await expect(team.getByRole('button', { name: 'Opening checkout… for Team, billed yearly', exact: true })).toBeDisabled()
 						await expect(planCard(page, 'Solo').getByRole('button', { name: /^Start free trial of Solo/ })).toBeDisabled()
+						// The pressed button goes disabled as its words change: a polite live region says it.
+						await expect(page.locator('[aria-live="polite"]', { hasText: 'Opening checkout for Team…' })).toHaveCount(1)
 					},
 				)
 			} else await subscribe.click()
@@ -187,7 +189,19 @@ for (const javaScriptEnabled of [true, false]) {
 			if (javaScriptEnabled) await settle(page)
 			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
 			await screenshotAtViewports(page, `pricing-signed-out${suffix}`)
-			await planCard(page, 'Studio').getByRole('button', { name: 'Start free trial of Studio, billed yearly' }).click()
+			const studio = planCard(page, 'Studio').getByRole('button', { name: 'Start free trial of Studio, billed yearly' })
+			if (javaScriptEnabled) {
+				// On its way to the sign-in page, not to checkout: the button keeps its words and nothing says otherwise.
+				await whilePostHeld(
+					page,
+					'/pricing',
+					() => studio.click(),
+					async () => {
+						await expect(studio).toBeDisabled()
+						await expect(page.getByText(/Opening checkout/)).toHaveCount(0)
+					},
+				)
+			} else await studio.click()
 			await expect(page).toHaveURL(/\/sign-in\?redirect_url=%2Fpricing%3Finterval%3Dyear$/)
 			await expect(page.getByRole('heading', { level: 1, name: 'Sign in' })).toBeVisible()
 			// …and the sign-in page says why the visitor is there.

@@ -16,6 +16,10 @@ export function ManageBillingButton({ busy, opening = busy, action }: Props) {
 			<button className="button button--secondary" type="submit" disabled={busy}>
 				{opening ? 'Opening billing…' : 'Manage billing'}
 			</button>
+			{/* The pressed button goes disabled as its words change: said here too, where screen readers hear it. */}
+			<span className="visually-hidden" aria-live="polite">
+				{opening ? 'Opening billing…' : ''}
+			</span>
 		</Form>
 	)
 }

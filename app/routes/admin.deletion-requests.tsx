@@ -197,7 +197,7 @@ export default function DeletionRequestsAdmin() {
 						busy={processing === row.requestId}
 						unticked={untickedRow === row && untickedTick === 'confirmed'}
 					/>
-					{/* The account page tells a user who changed their mind to ask support, quoting the reference. */}
+					{/* The account page's link to support names the request in the message's subject. */}
 					{/* Kept open when its box was left unticked, so the reason shows where it applies. */}
 					<details open={untickedRow === row && untickedTick === 'userAsked' ? true : undefined}>
 						<summary>The user changed their mind?</summary>

@@ -84,7 +84,8 @@ export default function PricingPage() {
 	const submitting = submission?.get('intent')
 	// One checkout at a time: every billing button waits while one is on its way to the processor.
 	const busy = submitting === 'checkout' || submitting === 'portal'
-	const openingPlan = submitting === 'checkout' ? submission?.get('plan') : null
+	// Signed out, the same post leads to the sign-in page, not to checkout: nothing to announce then.
+	const openingPlan = signedIn && submitting === 'checkout' ? PLANS.find((id) => id === submission?.get('plan')) : undefined
 	useErrorTitle(Boolean(data?.notice))
 	// Posting keeps the period shown, and drops a "checkout canceled" notice that no longer applies.
 	const formAction = `/pricing?interval=${interval}`
@@ -124,7 +125,7 @@ export default function PricingPage() {
 				</AlertNotice>
 			) : null}
 			{current ? (
-				// Said once, with the one button that changes it: the cards of other plans point here.
+				// Said once, with the one button that changes it; only their plan in the other period says more.
 				<div className="notice stack">
 					<p>
 						{`You're on ${PLAN_TABLE[current.plan].name}, billed ${current.interval === 'year' ? 'yearly' : 'monthly'}. `}
@@ -141,6 +142,10 @@ export default function PricingPage() {
 					Yearly
 				</a>
 			</nav>
+			{/* The pressed button goes disabled and takes its new words then: said here, where screen readers hear it. */}
+			<p className="visually-hidden" aria-live="polite">
+				{openingPlan ? `Opening checkout for ${PLAN_TABLE[openingPlan].name}…` : ''}
+			</p>
 			<ul className="grid plans">
 				{PLANS.map((id) => (
 					<PlanCard

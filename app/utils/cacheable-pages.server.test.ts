@@ -20,6 +20,9 @@ describe('which page requests the signed-out page cache may answer', () => {
 		['/pricing', 'interval=year&__clerk_handshake_nonce=abc', false],
 		['/pricing', '_data=routes%2Fpricing', false],
 		['/contact', 'utm_source=newsletter', false],
+		// A suggested subject is read, but rendered for each visitor: one page per request's reference.
+		['/contact', 'subject=Delete+my+account', false],
+		['/contact', 'sent=1&%73ubject=x', false],
 	])('%s?%s → %s', (pathname, search, cacheable) => {
 		expect(isCacheablePage(pathname, search)).toBe(cacheable)
 	})

@@ -11,10 +11,11 @@ import { isbot } from 'isbot'
 const CACHEABLE_PAGES = new Set(['/', '/pricing', '/contact'])
 
 /**
- * The query parameters those pages read (pricing's period and canceled checkout, contact's
+ * The query parameters those pages may be kept with (pricing's period and canceled checkout, contact's
  * confirmation). Any other parameter is rendered each time: Clerk's handshake parameters
- * (`__clerk_handshake`, `__clerk_handshake_nonce`) sign a visitor in without a cookie, and a query
- * the pages ignore would only spread one page over many entries.
+ * (`__clerk_handshake`, `__clerk_handshake_nonce`) sign a visitor in without a cookie, the subject
+ * another page suggests to the contact form (`subject`) differs with each request's reference, and a
+ * query the pages ignore would only spread one page over many entries.
  */
 const PAGE_PARAMETERS = new Set(['interval', 'checkout', 'sent'])
 

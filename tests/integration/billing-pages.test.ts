@@ -33,10 +33,9 @@ describe('the pricing page for a subscriber', () => {
 		// One way to switch, the button the page shows above the plans: not a second route elsewhere.
 		expect(monthly).toContain('You have Team billed yearly. To be billed monthly instead, use Manage billing, above.')
 		expect(monthly).not.toContain('href="/account"')
-		// Other plans offer nothing to start, and do not repeat the summary.
+		// Other plans do not repeat the summary's way to switch.
 		for (const interval of ['month', 'year']) {
 			const solo = planCard(await page(interval), 'solo')
-			expect(solo).not.toContain('<button')
 			expect(solo).not.toContain('Manage billing')
 		}
 	})

@@ -258,3 +258,29 @@ test('our portal configuration, deactivated in the Dashboard, is active again af
 	expect((await sync()).status).toBe(0)
 	expect(ours().active).toBe(true)
 })
+
+test('a second portal configuration of ours (a create that failed at Stripe yet made one) is deactivated; the older one is kept', async () => {
+	expect((await sync()).status).toBe(0) // the catalogue exists, whichever test ran before
+	const tagged = () =>
+		stripe.store
+			.all('billing_portal.configuration')
+			.filter((c) => (c.metadata as Record<string, string>).managedBy === 'callsheet-billing-sync')
+	const [kept] = tagged()
+	stripe.store.put({
+		...kept!,
+		id: 'bpc_second_of_ours',
+		created: Number(kept!.created) + 60,
+		default_return_url: 'https://old.example/account',
+	})
+	const result = await sync()
+	expect(result.status).toBe(0)
+	expect(result.stdout).toContain('updated    portal configuration bpc_second_of_ours (deactivated: a second one of ours)')
+	expect(
+		tagged()
+			.filter((c) => c.active)
+			.map((c) => c.id),
+	).toEqual([kept!.id])
+	expect(stripe.store.get('bpc_second_of_ours')?.active).toBe(false)
+	// The next run leaves the inactive one alone.
+	expect((await sync()).stdout).toMatch(/0 created, 1 updated, 18 unchanged/)
+})

@@ -84,7 +84,7 @@ export type WithdrawResult =
 	| { status: 'error'; code: 'not-pending'; clerkId: string; current: 'processed' | 'withdrawn' }
 
 /**
- * The user changed their mind and asked support, quoting the request's reference: the request is
+ * The user changed their mind and asked support (the account page's link names the request): it is
  * closed as withdrawn and nothing is deleted (decision 0021). The user can file again later.
  */
 export async function withdrawDeletionRequest(requestId: string, adminId: string): Promise<WithdrawResult> {

@@ -12,7 +12,7 @@ import { lookupKey, PAID_PLANS, PLAN_TABLE, INTERVALS, type Interval, type PaidP
 // more attempt under a key of its own (createOnceUnder), so a failure at Stripe does not fail every run
 // for a day. What a failed attempt may still have made is harmless: a product id is fixed (a second
 // create is refused, and the next run finds it); a price made twice loses its lookup key to the second
-// and is never used; the portal's sessions and this script both take the first configuration of ours.
+// and is never used; a second portal configuration is deactivated by the next run (syncPortal).
 
 export type SyncReport = { created: string[]; updated: string[]; unchanged: string[] }
 
@@ -89,7 +89,17 @@ async function syncPortal(stripe: Stripe, pricesByProduct: Map<string, string[]>
 		metadata: { managedBy: PORTAL_MANAGED_BY },
 	}
 	const configurations = await stripe.billingPortal.configurations.list({ limit: 100 })
-	const ours = configurations.data.find((c) => c.metadata?.managedBy === PORTAL_MANAGED_BY)
+	// Oldest first: the one running instances have most likely looked up already (portal.server.ts).
+	const tagged = configurations.data.filter((c) => c.metadata?.managedBy === PORTAL_MANAGED_BY).sort((a, b) => a.created - b.created)
+	// One of ours is kept up to date (an active one first, as portal sessions look for); any other (a
+	// create that failed at Stripe yet made one, a copy made by hand) is deactivated, so sessions never
+	// open on a configuration this script no longer updates.
+	const ours = tagged.find((c) => c.active) ?? tagged[0]
+	for (const extra of tagged) {
+		if (extra === ours || !extra.active) continue
+		await stripe.billingPortal.configurations.update(extra.id, { active: false })
+		report.updated.push(`portal configuration ${extra.id} (deactivated: a second one of ours)`)
+	}
 	if (ours) {
 		// Active again if someone deactivated it in the Dashboard: the app opens portal sessions only on an
 		// active configuration of ours, and says to run this sync when it finds none.

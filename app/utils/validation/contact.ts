@@ -60,7 +60,8 @@ export type ContactSubmission = z.output<typeof contactSchema>
 
 /**
  * A subject other pages suggest through `/contact?subject=…` (contactHref): prefilled, still the
- * visitor's to change. Anything that would not pass as a subject is dropped: the field starts empty.
+ * visitor's to change. Anything that would not pass as a subject, or holds a control character (a
+ * line break included: a subject is one line), is dropped: the field starts empty.
  */
 export function suggestedSubject(query: URLSearchParams): string | undefined {
 	const parsed = contactSchema.shape.subject.safeParse(query.get('subject'))
