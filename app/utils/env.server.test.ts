@@ -98,4 +98,22 @@ describe('configuration', () => {
 			expect(warningsFor(url), url).toEqual([])
 		}
 	})
+
+	test('start-up warnings name the Clerk key that is missing, and a loopback APP_URL once real keys are set', () => {
+		const clerkLines = (source: Record<string, string>) =>
+			startupWarnings(parseEnv(source)).filter((line) => line.includes('sign-in is off'))
+		expect(clerkLines({})).toEqual(['CLERK_PUBLISHABLE_KEY and CLERK_SECRET_KEY not set: sign-in is off; signed-in endpoints answer 401.'])
+		expect(clerkLines({ CLERK_PUBLISHABLE_KEY: 'pk_live_Y2xlcmsuZXhhbXBsZS50ZXN0JA==' })).toEqual([
+			'CLERK_SECRET_KEY not set: sign-in is off; signed-in endpoints answer 401.',
+		])
+		const appUrlLines = (source: Record<string, string>) => startupWarnings(parseEnv(source)).filter((line) => line.startsWith('APP_URL'))
+		const keys = { CLERK_PUBLISHABLE_KEY: 'pk_live_Y2xlcmsuZXhhbXBsZS50ZXN0JA==', CLERK_SECRET_KEY: 'sk_live_x' }
+		expect(appUrlLines(keys)).toEqual([
+			'APP_URL is http://localhost:3000: sign-in accepts sessions only from pages served there, and checkout and the customer portal return there. Set APP_URL to the public address before serving anyone else.',
+		])
+		expect(appUrlLines({ STRIPE_SECRET_KEY: 'sk_test_x', APP_URL: 'http://127.0.0.1:8080' })).toHaveLength(1)
+		// No keys (the quick start), or a public address: nothing to say.
+		expect(appUrlLines({})).toEqual([])
+		expect(appUrlLines({ ...keys, APP_URL: 'https://app.callsheet.example' })).toEqual([])
+	})
 })

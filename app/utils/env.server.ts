@@ -130,10 +130,23 @@ export function env(): Env {
 	return (current ??= parseEnv(process.env))
 }
 
+function isLoopbackUrl(url: string) {
+	const host = new URL(url).hostname
+	return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\./.test(host)
+}
+
 export function startupWarnings(config: Env): string[] {
 	const warnings: string[] = []
-	if (!config.clerkConfigured)
-		warnings.push('CLERK_PUBLISHABLE_KEY/CLERK_SECRET_KEY not set: sign-in is off; signed-in endpoints answer 401.')
+	if (!config.clerkConfigured) {
+		const missing = (['CLERK_PUBLISHABLE_KEY', 'CLERK_SECRET_KEY'] as const).filter((name) => !config[name])
+		warnings.push(`${missing.join(' and ')} not set: sign-in is off; signed-in endpoints answer 401.`)
+	}
+	// The default APP_URL is this machine. With real keys it decides where sign-in accepts sessions
+	// from and where checkout and the customer portal send customers back: said before anyone signs in.
+	if ((config.clerkConfigured || config.stripeConfigured) && isLoopbackUrl(config.APP_URL))
+		warnings.push(
+			`APP_URL is ${config.APP_URL}: sign-in accepts sessions only from pages served there, and checkout and the customer portal return there. Set APP_URL to the public address before serving anyone else.`,
+		)
 	if (!config.stripeConfigured) warnings.push('STRIPE_SECRET_KEY not set: checkout answers 503 processor_not_configured.')
 	if (!config.STRIPE_WEBHOOK_SECRET)
 		warnings.push('STRIPE_WEBHOOK_SECRET not set: the billing webhook answers 503 processor_not_configured.')
