@@ -27,7 +27,7 @@ const page = (path: string, headers: Record<string, string> = {}) =>
 
 describe('identity provider keys unset', () => {
 	test('start-up says sign-in is off', () => {
-		expect(app.output()).toContain('CLERK_PUBLISHABLE_KEY/CLERK_SECRET_KEY not set')
+		expect(app.output()).toContain('warning: CLERK_PUBLISHABLE_KEY and CLERK_SECRET_KEY not set: sign-in is off')
 	})
 
 	test('/sign-in answers 200 and says sign-in is not configured', async () => {
