@@ -130,9 +130,10 @@ export function env(): Env {
 	return (current ??= parseEnv(process.env))
 }
 
-function isLoopbackUrl(url: string) {
+/** Whether a URL names this machine: the default APP_URL, or a local run's. */
+export function isLoopbackUrl(url: string) {
 	const host = new URL(url).hostname
-	return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127\./.test(host)
+	return host === 'localhost' || host === '127.0.0.1' || host === '[::1]'
 }
 
 export function startupWarnings(config: Env): string[] {

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
 import { postgresPool, sqlStateOf } from './db.server.ts'
-import { env } from './env.server.ts'
+import { env, isLoopbackUrl } from './env.server.ts'
 
 // Where limits live (contract.md §1, REDIS_URL): Redis when set; else the database when it is
 // PostgreSQL, so several instances share one limit; else memory (the embedded database allows one
@@ -134,9 +134,7 @@ async function createStore(name: string, points: number, duration: number): Prom
  * the same store, so the bench measures the same work.
  */
 export function limitsRaisedForBench(appUrl: string, setting: string | undefined) {
-	const host = new URL(appUrl).hostname
-	const loopback = host === 'localhost' || host === '127.0.0.1' || host === '[::1]'
-	return setting === '1' && loopback
+	return setting === '1' && isLoopbackUrl(appUrl)
 }
 
 const RAISED_POINTS = 1_000_000
