@@ -91,9 +91,10 @@ for (const javaScriptEnabled of [true, false]) {
 			} else await subscribe.click()
 			await expect(page).toHaveURL(new RegExp(`^${escapeRegExp(stripeOrigin)}/checkout/cs_[A-Za-z0-9_]+$`))
 			await expect(page.getByRole('heading', { level: 1, name: 'Fake Stripe Checkout' })).toBeVisible()
-			// (The fake's seeded amounts are its own, not the app's price list: only the price's name is checked.)
+			// The fake's seeded amounts are its own ($290 a year), not the app's price list: the account page
+			// must then show what Checkout charges, not what /pricing offered (decision 0025).
 			await expect(page.getByRole('listitem')).toContainText(['Plan: Team (year)'])
-			await expect(page.getByRole('listitem')).toContainText([/ \/ year$/])
+			await expect(page.getByRole('listitem')).toContainText([/ — 290\.00 USD \/ year$/])
 			await expect(page.getByText('Includes a free trial of 14 days.')).toBeVisible()
 			const sessionId = new URL(page.url()).pathname.split('/').pop() ?? ''
 
@@ -105,6 +106,7 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(page.getByRole('status')).toHaveText('Thank you: your free trial has started.')
 			const billing = page.getByRole('region', { name: 'Plan and billing' })
 			await expect(fact(billing, 'Plan')).toHaveText('Team')
+			await expect(fact(billing, 'Price')).toHaveText('$290 a year')
 			await expect(fact(billing, 'Status')).toHaveText('Free trial')
 			await expect(fact(billing, 'Daily credits')).toHaveText('600')
 			await expect(fact(billing, 'Trial ends')).toHaveText(/^\d{1,2} [A-Z][a-z]+ \d{4}$/)

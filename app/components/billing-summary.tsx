@@ -2,6 +2,7 @@ import { ManageBillingButton } from './manage-billing-button.tsx'
 import { PLAN_TABLE, type Interval } from '#app/modules/billing/plans.ts'
 import type { SubscriptionState } from '#app/modules/billing/subscription-state.ts'
 import { formatDate } from '#app/utils/format-date.ts'
+import { formatBilledPrice, type BilledPrice } from '#app/utils/format-price.ts'
 
 /** The five statuses as people read them (the account page and the admin list). */
 export const STATUS_LABEL: Record<SubscriptionState['status'], string> = {
@@ -25,6 +26,8 @@ type Props = {
 	cancelAtPeriodEnd: boolean
 	/** How the subscription is billed; null without one. */
 	interval: Interval | null
+	/** What the subscription bills each period, as the processor says; null without one. */
+	price: BilledPrice | null
 	/** The stored state could not be read: say so, rather than show a paying customer "Free". */
 	unavailable: boolean
 	/** The user asked for their account to be deleted: offering plans would contradict it. */
@@ -33,13 +36,7 @@ type Props = {
 	action: string
 }
 
-/** What the plan costs in the period it is billed, as /pricing shows it: "$490 a year". */
-function billedAs(plan: SubscriptionState['plan'], interval: Interval) {
-	const { monthlyPrice, yearlyPrice } = PLAN_TABLE[plan]
-	return interval === 'year' ? `$${yearlyPrice.toLocaleString('en-US')} a year` : `$${monthlyPrice.toLocaleString('en-US')} a month`
-}
-
-export function BillingSummary({ state, cancelAtPeriodEnd, interval, unavailable, deletionPending, busy, action }: Props) {
+export function BillingSummary({ state, cancelAtPeriodEnd, interval, price, unavailable, deletionPending, busy, action }: Props) {
 	const ends = state.current_period_end ? formatDate(state.current_period_end) : null
 	const endLabel = periodEndLabel(state.status, cancelAtPeriodEnd)
 	const manage = state.processor_customer_id !== null
@@ -61,10 +58,10 @@ export function BillingSummary({ state, cancelAtPeriodEnd, interval, unavailable
 			<dl className="facts">
 				<dt>Plan</dt>
 				<dd>{PLAN_TABLE[state.plan].name}</dd>
-				{state.has_subscription && interval ? (
+				{state.has_subscription && interval && price ? (
 					<>
 						<dt>Price</dt>
-						<dd>{billedAs(state.plan, interval)}</dd>
+						<dd>{formatBilledPrice(price, interval)}</dd>
 					</>
 				) : null}
 				<dt>Status</dt>

@@ -58,6 +58,7 @@ export async function loader(args: LoaderFunctionArgs) {
 		state: overview.state,
 		cancelAtPeriodEnd: overview.cancelAtPeriodEnd,
 		interval: overview.interval,
+		price: overview.price,
 		billingUnavailable: overview.unavailable,
 		pending: pending ? { requestId: pending.requestId, submittedAt: pending.submittedAt.toISOString() } : null,
 		// Only while the request is pending: the address alone confirms nothing.
@@ -102,7 +103,7 @@ export async function action(args: ActionFunctionArgs) {
 }
 
 export default function AccountPage() {
-	const { email, returnedFromCheckout, state, cancelAtPeriodEnd, interval, billingUnavailable, pending, deletionRequested } =
+	const { email, returnedFromCheckout, state, cancelAtPeriodEnd, interval, price, billingUnavailable, pending, deletionRequested } =
 		useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const submitting = usePendingSubmission()?.get('intent')
@@ -155,6 +156,7 @@ export default function AccountPage() {
 				state={state}
 				cancelAtPeriodEnd={cancelAtPeriodEnd}
 				interval={interval}
+				price={price}
 				unavailable={billingUnavailable}
 				deletionPending={pending !== null}
 				busy={submitting === 'portal'}

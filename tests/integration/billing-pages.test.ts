@@ -3,7 +3,9 @@ import { startApp } from '../support/app-server.ts'
 import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
 import { postForm, postJson } from '../support/http.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
-import { app, appEnv, auth, serveBillingApp, standIns, subscribedUser } from '../support/billing-app.ts'
+import type { PrismaClient } from '../../app/generated/prisma/client.ts'
+import type { StripeObject } from '../mocks/stripe.ts'
+import { app, appEnv, auth, serveBillingApp, standIns, stored, subscribedUser, subscriptionIdFor } from '../support/billing-app.ts'
 import { expectServerLog } from '../support/fail-on-server-error.ts'
 
 // What the pricing and account pages show of billing, and billing without processor keys.
@@ -52,9 +54,39 @@ describe('the pricing page for a subscriber', () => {
 		expect(await (await fetch(`${app.url}/pricing`)).text()).toMatch(/<a href="\?interval=month" aria-current="page">/)
 		const monthly = await (await fetch(`${app.url}/pricing?interval=month`, { headers: auth(userId) })).text()
 		expect(monthly).toMatch(/<a href="\?interval=month" aria-current="page">/)
-		// The account page says what they pay, in the period they are billed.
+		// The account page says what they pay, in the period they are billed: the processor's price,
+		// whose amount in the fake's account ($59 a month, $590 a year) is not the plan table's ($990).
 		const account = await (await fetch(`${app.url}/account`, { headers: auth(userId) })).text()
-		expect(account).toContain('<dt>Plan</dt><dd>Studio</dd><dt>Price</dt><dd>$990 a year</dd>')
+		expect(account).toContain('<dt>Plan</dt><dd>Studio</dd><dt>Price</dt><dd>$590 a year</dd>')
+	})
+})
+
+describe('the price on the account page', () => {
+	const priceOn = async (userId: string) => {
+		const html = await (await fetch(`${app.url}/account`, { headers: auth(userId) })).text()
+		return /<dt>Price<\/dt><dd>([^<]*)<\/dd>/.exec(html)?.[1]
+	}
+
+	test('is what the processor bills, quantity included; a subscription stored before amounts were kept shows the plan table’s until its next event', async () => {
+		const { userId, customer } = await subscribedUser('team', 'month')
+		expect(await priceOn(userId)).toBe('$29 a month')
+
+		// Two seats of the same price (an operator's change at the processor): the next event says so.
+		const subscription = standIns.stripe.store.get(subscriptionIdFor(customer), 'subscription')!
+		;(subscription.items as { data: StripeObject[] }).data[0]!.quantity = 2
+		const updated = () => standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))
+		expect((await updated()).status).toBe(200)
+		expect(await priceOn(userId)).toBe('$58 a month')
+
+		const forget = (prisma: PrismaClient) =>
+			prisma.$executeRawUnsafe(
+				`UPDATE "Subscription" s SET "priceAmount" = NULL, "priceCurrency" = NULL FROM "User" u WHERE s."userId" = u.id AND u."clerkId" = $1`,
+				userId,
+			)
+		expect(await stored(forget)).toBe(1)
+		expect(await priceOn(userId)).toBe('$49 a month')
+		expect((await updated()).status).toBe(200)
+		expect(await priceOn(userId)).toBe('$58 a month')
 	})
 })
 

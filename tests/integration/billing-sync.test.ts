@@ -195,6 +195,9 @@ test('a price change leaves subscribers on their plan: the new price takes the l
 		const subscription = standIns.stripe.store.all('subscription').find((s) => s.status === 'trialing' || s.status === 'active')!
 		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
 		expect(await status()).toMatchObject({ plan: 'studio', credits_daily: 1500, has_subscription: true })
+		// Their account page says what they still pay (the old price's $59), while /pricing offers the new $99.
+		const account = await (await fetch(`${app.url}/account`, { headers })).text()
+		expect(account).toContain('<dt>Plan</dt><dd>Studio</dd><dt>Price</dt><dd>$59 a month</dd>')
 	} finally {
 		await app.stop()
 		await standIns.close()

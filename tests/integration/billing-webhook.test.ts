@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest'
 import type { StripeObject } from '../mocks/stripe.ts'
 import { startApp } from '../support/app-server.ts'
-import { freshDatabaseUrl, readStored } from '../support/database.ts'
+import { freshDatabaseUrl } from '../support/database.ts'
 import { until } from '../support/deadline.ts'
 import { postJson } from '../support/http.ts'
 import { newClerkUserId } from '../support/sessions.ts'
@@ -10,11 +10,11 @@ import {
 	appEnv,
 	auth,
 	checkout,
-	replaceApp,
 	serveBillingApp,
 	sessionIdOf,
 	standIns,
 	status,
+	stored,
 	subscribedUser,
 	subscriptionIdFor,
 } from '../support/billing-app.ts'
@@ -26,14 +26,6 @@ const periodEndOf = (subscription: StripeObject) =>
 
 // The webhook: who may call it, what it accepts, and how events take effect (once, newest wins).
 serveBillingApp()
-
-/** Reads the database beside the app (on the embedded one the app restarts: the processor is told its new address). */
-async function stored<T>(work: Parameters<typeof readStored<T>>[2]): Promise<T> {
-	const read = await readStored(app, appEnv, work)
-	replaceApp(read.app)
-	standIns.stripe.setWebhookUrl(`${app.url}/api/billing/webhook`)
-	return read.value
-}
 
 describe('POST /api/billing/webhook', () => {
 	const webhook = (payload: string, header?: string) =>

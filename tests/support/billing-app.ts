@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, expect } from 'vitest'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from './app-server.ts'
-import { freshDatabaseUrl } from './database.ts'
+import type { PrismaClient } from '../../app/generated/prisma/client.ts'
+import { freshDatabaseUrl, readStored } from './database.ts'
 import { until } from './deadline.ts'
 import { postJson } from './http.ts'
 import { newClerkUserId, sessionHeaders } from './sessions.ts'
@@ -26,9 +27,15 @@ export function serveBillingApp() {
 	})
 }
 
-/** After a test restarted the app (reading the embedded database stops it): carry on with the new one. */
-export function replaceApp(next: RunningApp) {
-	app = next
+/**
+ * Reads (or changes) the database beside the app. On the embedded database the app restarts on a new
+ * port: the live binding and the processor's webhook address follow it.
+ */
+export async function stored<T>(work: (prisma: PrismaClient) => Promise<T>): Promise<T> {
+	const read = await readStored(app, appEnv, work)
+	app = read.app
+	standIns.stripe.setWebhookUrl(`${app.url}/api/billing/webhook`)
+	return read.value
 }
 
 export const auth = (userId: string) => sessionHeaders(standIns.clerk, userId)

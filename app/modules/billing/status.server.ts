@@ -1,7 +1,8 @@
 import { queryRows } from '#app/utils/db.server.ts'
 import { ensureUser, USER_TABLES_SQL } from '#app/utils/users.server.ts'
 import { trialEligible } from './checkout.server.ts'
-import type { Interval } from './plans.ts'
+import type { BilledPrice } from '#app/utils/format-price.ts'
+import { PLAN_TABLE, type Interval } from './plans.ts'
 import { FALLBACK_STATE, subscriptionState, type SubscriptionState } from './subscription-state.ts'
 
 /**
@@ -19,6 +20,8 @@ export type BillingOverview = {
 	cancelAtPeriodEnd: boolean
 	/** How the subscription is billed (the pricing page marks the plan in that period only); null without one. */
 	interval: Interval | null
+	/** What the subscription bills each period; null without one. */
+	price: BilledPrice | null
 	/** The stored state could not be read: `state` is the contract's free/none fallback, not the truth. */
 	unavailable: boolean
 }
@@ -31,13 +34,26 @@ type OverviewRow = {
 	processorStatus: string | null
 	currentPeriodEnd: Date | null
 	cancelAtPeriodEnd: boolean | null
+	priceAmount: number | null
+	priceCurrency: string | null
 }
 
 // The user with their subscription, if any: one round trip, prepared once per connection (decision 0011).
 const OVERVIEW_BY_CLERK_ID = {
 	name: 'billing_overview_by_clerk_id',
-	text: `SELECT u."stripeCustomerId", u."trialUsed", s."plan", s."interval", s."processorStatus", s."currentPeriodEnd", s."cancelAtPeriodEnd"
+	text: `SELECT u."stripeCustomerId", u."trialUsed", s."plan", s."interval", s."processorStatus", s."currentPeriodEnd", s."cancelAtPeriodEnd",
+		s."priceAmount", s."priceCurrency"
 		FROM ${USER_TABLES_SQL} WHERE u."clerkId" = $1`,
+}
+
+/**
+ * What the processor bills, as stored from the subscription (decision 0025). A row stored before
+ * that has no amount until its next event: the plan table's, which it was when it was stored.
+ */
+function billedPrice(row: OverviewRow, plan: SubscriptionState['plan'], interval: Interval): BilledPrice {
+	if (row.priceAmount !== null && row.priceCurrency !== null) return { amount: row.priceAmount, currency: row.priceCurrency }
+	const { monthlyPrice, yearlyPrice } = PLAN_TABLE[plan]
+	return { amount: (interval === 'year' ? yearlyPrice : monthlyPrice) * 100, currency: 'usd' }
 }
 
 /** The status payload plus what the pricing and account pages also show, in one query. */
@@ -46,23 +62,32 @@ export async function billingOverview(clerkId: string): Promise<BillingOverview>
 		const [user] = await queryRows<OverviewRow>(OVERVIEW_BY_CLERK_ID, [clerkId])
 		if (!user) {
 			await ensureUser(clerkId)
-			return { state: subscriptionState(null, null), trialEligible: true, cancelAtPeriodEnd: false, interval: null, unavailable: false }
+			return {
+				state: subscriptionState(null, null),
+				trialEligible: true,
+				cancelAtPeriodEnd: false,
+				interval: null,
+				price: null,
+				unavailable: false,
+			}
 		}
 		const subscription =
 			user.processorStatus === null
 				? null
 				: { plan: user.plan ?? 'free', processorStatus: user.processorStatus, currentPeriodEnd: user.currentPeriodEnd }
 		const state = subscriptionState(user.stripeCustomerId, subscription)
+		const interval = state.has_subscription ? (user.interval === 'year' ? 'year' : 'month') : null
 		return {
 			state,
 			trialEligible: trialEligible(user.trialUsed, Boolean(subscription)),
 			cancelAtPeriodEnd: user.cancelAtPeriodEnd ?? false,
-			interval: state.has_subscription ? (user.interval === 'year' ? 'year' : 'month') : null,
+			interval,
+			price: interval && billedPrice(user, state.plan, interval),
 			unavailable: false,
 		}
 	} catch (error) {
 		console.error(`billing: status for ${clerkId} fell back to free/none: ${(error as Error).message}`)
 		// The pages say so rather than show a paying customer "Free" and offer them a subscription.
-		return { state: FALLBACK_STATE, trialEligible: false, cancelAtPeriodEnd: false, interval: null, unavailable: true }
+		return { state: FALLBACK_STATE, trialEligible: false, cancelAtPeriodEnd: false, interval: null, price: null, unavailable: true }
 	}
 }

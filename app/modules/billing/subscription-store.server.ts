@@ -19,6 +19,24 @@ function latestPeriodEnd(subscription: Stripe.Subscription): Date | null {
 	return ends.length ? new Date(Math.max(...ends) * 1000) : null
 }
 
+const NOT_BILLED_AS_AMOUNT = { priceAmount: null, priceCurrency: null }
+
+/**
+ * What the subscription bills each period, as the processor says (decision 0025). Nothing for a
+ * price that is not a fixed amount per period (tiered or metered: our sync never makes one), or an
+ * amount the column cannot hold.
+ */
+function billedAmount(subscription: Stripe.Subscription): { priceAmount: number | null; priceCurrency: string | null } {
+	const item = subscription.items.data[0]
+	const price = item?.price
+	if (!price || typeof price.unit_amount !== 'number' || price.recurring?.usage_type === 'metered') return NOT_BILLED_AS_AMOUNT
+	const amount = price.unit_amount * (item.quantity ?? 1)
+	if (!Number.isSafeInteger(amount) || amount < 0 || amount > 2_147_483_647 || !/^[a-z]{3}$/.test(price.currency)) {
+		return NOT_BILLED_AS_AMOUNT
+	}
+	return { priceAmount: amount, priceCurrency: price.currency }
+}
+
 async function findUserId(tx: Tx, subscription: Stripe.Subscription, hintUserId?: string | null) {
 	const candidates = [subscription.metadata?.userId, hintUserId].filter(looksLikeUuid)
 	for (const id of candidates) {
@@ -63,6 +81,7 @@ export async function storeSubscription(
 		processorStatus: subscription.status,
 		currentPeriodEnd: latestPeriodEnd(subscription),
 		cancelAtPeriodEnd: subscription.cancel_at_period_end,
+		...billedAmount(subscription),
 		processorCreatedAt: new Date(subscription.created * 1000),
 		sourceUpdatedAt: observedAt,
 	}
