@@ -56,10 +56,18 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(period.getByRole('link', { name: 'Monthly' })).toHaveAttribute('aria-current', 'page')
 			await expect(planCard(page, 'Team')).toContainText('$49 / month')
 
-			// Yearly.
-			await period.getByRole('link', { name: 'Yearly' }).click()
+			// Yearly, chosen from the keyboard.
+			const yearly = period.getByRole('link', { name: 'Yearly' })
+			await yearly.focus()
+			await page.keyboard.press('Enter')
 			await expect(page).toHaveURL(/\/pricing\?interval=year$/)
-			await expect(period.getByRole('link', { name: 'Yearly' })).toHaveAttribute('aria-current', 'page')
+			await expect(yearly).toHaveAttribute('aria-current', 'page')
+			if (javaScriptEnabled) {
+				// The prices change in place: focus stays on the period, as on a tab, and a polite region says
+				// what changed. (Without JavaScript the link loads the page again, at its top.)
+				await expect(yearly).toBeFocused()
+				await expect(page.locator('[aria-live="polite"]', { hasText: 'Showing yearly prices.' })).toHaveCount(1)
+			}
 			await expect(period.getByRole('link', { name: 'Monthly' })).not.toHaveAttribute('aria-current', 'page')
 			const team = planCard(page, 'Team')
 			await expect(team).toContainText('$490 / year')

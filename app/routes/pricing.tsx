@@ -1,13 +1,15 @@
 import { json, redirect, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
-import { useActionData, useLoaderData } from '@remix-run/react'
+import { Link, useActionData, useLoaderData } from '@remix-run/react'
+import { useEffect, useRef, useState } from 'react'
 import { AlertNotice } from '#app/components/alert-notice.tsx'
 import { ManageBillingButton } from '#app/components/manage-billing-button.tsx'
 import { PlanCard } from '#app/components/plan-card.tsx'
+import { KEEP_FOCUS } from '#app/utils/client-navigation.ts'
 import { keepAccountHref } from '#app/utils/contact-href.ts'
 import { formatDate } from '#app/utils/format-date.ts'
 import { pendingDeletionRequestOf, userWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
 import { checkoutFromForm, noticeInit, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
-import { PLAN_TABLE, PLANS } from '#app/modules/billing/plans.ts'
+import { PLAN_TABLE, PLANS, type Interval } from '#app/modules/billing/plans.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
 import { pageUserId, signInUrl } from '#app/utils/auth.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
@@ -76,6 +78,21 @@ export async function action(args: ActionFunctionArgs) {
 	return recordRefusal(args.context, json({ notice: result.notice, contact: result.contact ?? false }, noticeInit(result)))
 }
 
+/**
+ * Which prices the page shows, once the period changed in place (with JavaScript): focus stays on the
+ * link, so nothing else says it. Never on load, where the heading and the marked period say it.
+ */
+function usePeriodAnnouncement(interval: Interval) {
+	const shown = useRef(interval)
+	const [announcement, setAnnouncement] = useState('')
+	useEffect(() => {
+		if (shown.current === interval) return
+		shown.current = interval
+		setAnnouncement(`Showing ${interval === 'year' ? 'yearly' : 'monthly'} prices.`)
+	}, [interval])
+	return announcement
+}
+
 export default function PricingPage() {
 	const { interval, canceled, current, planUnavailable, trialOffered, signedIn, deletionRequestedOn, deletionRequestId } =
 		useLoaderData<typeof loader>()
@@ -86,6 +103,7 @@ export default function PricingPage() {
 	const busy = submitting === 'checkout' || submitting === 'portal'
 	// Signed out, the same post leads to the sign-in page, not to checkout: nothing to announce then.
 	const openingPlan = signedIn && submitting === 'checkout' ? PLANS.find((id) => id === submission?.get('plan')) : undefined
+	const periodAnnouncement = usePeriodAnnouncement(interval)
 	useErrorTitle(Boolean(data?.notice))
 	// Posting keeps the period shown, and drops a "checkout canceled" notice that no longer applies.
 	const formAction = `/pricing?interval=${interval}`
@@ -134,17 +152,20 @@ export default function PricingPage() {
 					<ManageBillingButton busy={busy} opening={submitting === 'portal'} action={formAction} />
 				</div>
 			) : null}
+			{/* Plain links without JavaScript; with it, the prices change in place and focus stays on the
+			    period chosen, as on a tab, instead of the page reloading at its top. */}
 			<nav aria-label="Billing period" className="segmented">
-				<a href="?interval=month" aria-current={interval === 'month' ? 'page' : undefined}>
+				<Link to="?interval=month" preventScrollReset state={KEEP_FOCUS} aria-current={interval === 'month' ? 'page' : undefined}>
 					Monthly
-				</a>
-				<a href="?interval=year" aria-current={interval === 'year' ? 'page' : undefined}>
+				</Link>
+				<Link to="?interval=year" preventScrollReset state={KEEP_FOCUS} aria-current={interval === 'year' ? 'page' : undefined}>
 					Yearly
-				</a>
+				</Link>
 			</nav>
-			{/* The pressed button goes disabled and takes its new words then: said here, where screen readers hear it. */}
+			{/* The pressed button goes disabled and takes its new words then, and prices change under a link
+			    that keeps focus: said here, where screen readers hear it. */}
 			<p className="visually-hidden" aria-live="polite">
-				{openingPlan ? `Opening checkout for ${PLAN_TABLE[openingPlan].name}…` : ''}
+				{openingPlan ? `Opening checkout for ${PLAN_TABLE[openingPlan].name}…` : periodAnnouncement}
 			</p>
 			<ul className="grid plans">
 				{PLANS.map((id) => (

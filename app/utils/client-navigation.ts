@@ -33,22 +33,34 @@ function pageFocusedItsMessage() {
 }
 
 /**
+ * Link state for a control that changes what the page shows, not which page it is (the pricing
+ * page's billing period): focus stays on the link, as on a tab, instead of moving to the heading.
+ */
+export const KEEP_FOCUS = { keepFocus: true } as const
+
+function keepsFocus(state: unknown) {
+	return typeof state === 'object' && state !== null && (state as { keepFocus?: unknown }).keepFocus === true
+}
+
+/**
  * A client-side page change is silent for screen readers and leaves focus on the link that was
  * followed: move focus to the new page's heading (else to <main>). Not on the first load, not on
  * a change of #fragment only (an error summary's links move focus to their field themselves), and
  * not when the new page focused its own message: a form posts to the bare path (/account, not
- * /account?checkout=success…), so a refusal changes the address too.
+ * /account?checkout=success…), so a refusal changes the address too. Nor when the link asked to keep
+ * focus (KEEP_FOCUS).
  */
 export function useFocusPageOnNavigation() {
-	const { pathname, search } = useLocation()
+	const { pathname, search, state } = useLocation()
 	const page = `${pathname}${search}`
 	const previous = useRef<string | null>(null)
+	const keepFocus = keepsFocus(state)
 	useEffect(() => {
-		if (previous.current !== null && previous.current !== page && !pageFocusedItsMessage()) {
+		if (previous.current !== null && previous.current !== page && !keepFocus && !pageFocusedItsMessage()) {
 			const target = document.querySelector<HTMLElement>('main h1') ?? document.getElementById('main')
 			if (target && !target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1')
 			target?.focus()
 		}
 		previous.current = page
-	}, [page])
+	}, [page, keepFocus])
 }

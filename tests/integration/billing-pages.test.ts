@@ -45,15 +45,17 @@ describe('the pricing page for a subscriber', () => {
 	test('opens on the period they are billed in, and says once what they have, with Manage billing', async () => {
 		const { userId } = await subscribedUser('studio', 'year')
 		const html = await (await fetch(`${app.url}/pricing`, { headers: auth(userId) })).text()
-		expect(html).toMatch(/<a href="\?interval=year" aria-current="page">/)
+		expect(html).toMatch(/<a aria-current="page" data-discover="true" href="\/pricing\?interval=year">/)
 		expect(planCard(html, 'studio')).toContain('Your plan')
 		const summary = html.slice(html.indexOf('You&#x27;re on'), html.indexOf('aria-label="Billing period"'))
 		expect(summary).toContain('You&#x27;re on Studio, billed yearly.')
 		expect(summary).toMatch(/<input type="hidden" name="intent" value="portal"\/><button[^>]*>Manage billing<\/button>/)
 		// A visitor, and a subscriber who chose a period, see the period asked for.
-		expect(await (await fetch(`${app.url}/pricing`)).text()).toMatch(/<a href="\?interval=month" aria-current="page">/)
+		expect(await (await fetch(`${app.url}/pricing`)).text()).toMatch(
+			/<a aria-current="page" data-discover="true" href="\/pricing\?interval=month">/,
+		)
 		const monthly = await (await fetch(`${app.url}/pricing?interval=month`, { headers: auth(userId) })).text()
-		expect(monthly).toMatch(/<a href="\?interval=month" aria-current="page">/)
+		expect(monthly).toMatch(/<a aria-current="page" data-discover="true" href="\/pricing\?interval=month">/)
 		// The account page says what they pay, in the period they are billed: the processor's price,
 		// whose amount in the fake's account ($59 a month, $590 a year) is not the plan table's ($990).
 		const account = await (await fetch(`${app.url}/account`, { headers: auth(userId) })).text()
@@ -94,7 +96,7 @@ describe('the pricing and account forms', () => {
 	test('a period the page does not offer shows the monthly prices', async () => {
 		for (const interval of ['weekly', 'YEAR', '']) {
 			const html = await (await fetch(`${app.url}/pricing?interval=${interval}`)).text()
-			expect(html, interval).toMatch(/<a href="\?interval=month" aria-current="page">/)
+			expect(html, interval).toMatch(/<a aria-current="page" data-discover="true" href="\/pricing\?interval=month">/)
 		}
 	})
 
