@@ -1,8 +1,7 @@
 import { ManageBillingButton } from './manage-billing-button.tsx'
-import { PLAN_TABLE, type Interval } from '#app/modules/billing/plans.ts'
+import { PLAN_TABLE } from '#app/modules/billing/plans.ts'
 import type { SubscriptionState } from '#app/modules/billing/subscription-state.ts'
 import { formatDate } from '#app/utils/format-date.ts'
-import { formatBilledPrice, type BilledPrice } from '#app/utils/format-price.ts'
 
 /** The five statuses as people read them (the account page and the admin list). */
 export const STATUS_LABEL: Record<SubscriptionState['status'], string> = {
@@ -24,10 +23,8 @@ function periodEndLabel(status: SubscriptionState['status'], cancelAtPeriodEnd: 
 type Props = {
 	state: SubscriptionState
 	cancelAtPeriodEnd: boolean
-	/** How the subscription is billed; null without one. */
-	interval: Interval | null
-	/** What the subscription bills each period, as the processor says; null without one. */
-	price: BilledPrice | null
+	/** What the subscription bills each period, as the processor says ("$490 a year"); null when it is not one fixed amount. */
+	priceLabel: string | null
 	/** The stored state could not be read: say so, rather than show a paying customer "Free". */
 	unavailable: boolean
 	/** The user asked for their account to be deleted: offering plans would contradict it. */
@@ -36,7 +33,7 @@ type Props = {
 	action: string
 }
 
-export function BillingSummary({ state, cancelAtPeriodEnd, interval, price, unavailable, deletionPending, busy, action }: Props) {
+export function BillingSummary({ state, cancelAtPeriodEnd, priceLabel, unavailable, deletionPending, busy, action }: Props) {
 	const ends = state.current_period_end ? formatDate(state.current_period_end) : null
 	const endLabel = periodEndLabel(state.status, cancelAtPeriodEnd)
 	const manage = state.processor_customer_id !== null
@@ -58,10 +55,10 @@ export function BillingSummary({ state, cancelAtPeriodEnd, interval, price, unav
 			<dl className="facts">
 				<dt>Plan</dt>
 				<dd>{PLAN_TABLE[state.plan].name}</dd>
-				{state.has_subscription && interval && price ? (
+				{state.has_subscription && priceLabel ? (
 					<>
 						<dt>Price</dt>
-						<dd>{formatBilledPrice(price, interval)}</dd>
+						<dd>{priceLabel}</dd>
 					</>
 				) : null}
 				<dt>Status</dt>

@@ -14,6 +14,7 @@ import { requirePageUser, requirePageUserId } from '#app/utils/auth.server.ts'
 import { displayedPrimaryEmail } from '#app/utils/identity.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
 import { formIntent, readForm } from '#app/utils/forms.server.ts'
+import { formatBilledPrice } from '#app/utils/format-price.ts'
 import { refusalInit } from '#app/utils/http.server.ts'
 import { pageMeta } from '#app/utils/page-meta.ts'
 import { usePendingSubmission } from '#app/utils/pending-submission.ts'
@@ -57,8 +58,8 @@ export async function loader(args: LoaderFunctionArgs) {
 		returnedFromCheckout,
 		state: overview.state,
 		cancelAtPeriodEnd: overview.cancelAtPeriodEnd,
-		interval: overview.interval,
-		price: overview.price,
+		// Written here, on the server: the browser's own currency data could write it differently.
+		priceLabel: overview.price && overview.interval ? formatBilledPrice(overview.price, overview.interval) : null,
 		billingUnavailable: overview.unavailable,
 		pending: pending ? { requestId: pending.requestId, submittedAt: pending.submittedAt.toISOString() } : null,
 		// Only while the request is pending: the address alone confirms nothing.
@@ -103,7 +104,7 @@ export async function action(args: ActionFunctionArgs) {
 }
 
 export default function AccountPage() {
-	const { email, returnedFromCheckout, state, cancelAtPeriodEnd, interval, price, billingUnavailable, pending, deletionRequested } =
+	const { email, returnedFromCheckout, state, cancelAtPeriodEnd, priceLabel, billingUnavailable, pending, deletionRequested } =
 		useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const submitting = usePendingSubmission()?.get('intent')
@@ -155,8 +156,7 @@ export default function AccountPage() {
 			<BillingSummary
 				state={state}
 				cancelAtPeriodEnd={cancelAtPeriodEnd}
-				interval={interval}
-				price={price}
+				priceLabel={priceLabel}
 				unavailable={billingUnavailable}
 				deletionPending={pending !== null}
 				busy={submitting === 'portal'}

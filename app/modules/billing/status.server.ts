@@ -2,7 +2,7 @@ import { queryRows } from '#app/utils/db.server.ts'
 import { ensureUser, USER_TABLES_SQL } from '#app/utils/users.server.ts'
 import { trialEligible } from './checkout.server.ts'
 import type { BilledPrice } from '#app/utils/format-price.ts'
-import { PLAN_TABLE, type Interval } from './plans.ts'
+import type { Interval } from './plans.ts'
 import { FALLBACK_STATE, subscriptionState, type SubscriptionState } from './subscription-state.ts'
 
 /**
@@ -20,7 +20,7 @@ export type BillingOverview = {
 	cancelAtPeriodEnd: boolean
 	/** How the subscription is billed (the pricing page marks the plan in that period only); null without one. */
 	interval: Interval | null
-	/** What the subscription bills each period; null without one. */
+	/** What the subscription bills each period, when the processor said it is one fixed amount; null otherwise. */
 	price: BilledPrice | null
 	/** The stored state could not be read: `state` is the contract's free/none fallback, not the truth. */
 	unavailable: boolean
@@ -44,16 +44,6 @@ const OVERVIEW_BY_CLERK_ID = {
 	text: `SELECT u."stripeCustomerId", u."trialUsed", s."plan", s."interval", s."processorStatus", s."currentPeriodEnd", s."cancelAtPeriodEnd",
 		s."priceAmount", s."priceCurrency"
 		FROM ${USER_TABLES_SQL} WHERE u."clerkId" = $1`,
-}
-
-/**
- * What the processor bills, as stored from the subscription (decision 0025). A row stored before
- * that has no amount until its next event: the plan table's, which it was when it was stored.
- */
-function billedPrice(row: OverviewRow, plan: SubscriptionState['plan'], interval: Interval): BilledPrice {
-	if (row.priceAmount !== null && row.priceCurrency !== null) return { amount: row.priceAmount, currency: row.priceCurrency }
-	const { monthlyPrice, yearlyPrice } = PLAN_TABLE[plan]
-	return { amount: (interval === 'year' ? yearlyPrice : monthlyPrice) * 100, currency: 'usd' }
 }
 
 /** The status payload plus what the pricing and account pages also show, in one query. */
@@ -82,7 +72,11 @@ export async function billingOverview(clerkId: string): Promise<BillingOverview>
 			trialEligible: trialEligible(user.trialUsed, Boolean(subscription)),
 			cancelAtPeriodEnd: user.cancelAtPeriodEnd ?? false,
 			interval,
-			price: interval && billedPrice(user, state.plan, interval),
+			// Stored from the processor's subscription (decision 0025); none stored, none shown.
+			price:
+				interval && user.priceAmount !== null && user.priceCurrency !== null
+					? { amount: user.priceAmount, currency: user.priceCurrency }
+					: null,
 			unavailable: false,
 		}
 	} catch (error) {

@@ -19,21 +19,33 @@ function latestPeriodEnd(subscription: Stripe.Subscription): Date | null {
 	return ends.length ? new Date(Math.max(...ends) * 1000) : null
 }
 
-const NOT_BILLED_AS_AMOUNT = { priceAmount: null, priceCurrency: null }
+const NOT_A_FIXED_AMOUNT = { priceAmount: null, priceCurrency: null }
 
 /**
- * What the subscription bills each period, as the processor says (decision 0025). Nothing for a
- * price that is not a fixed amount per period (tiered or metered: our sync never makes one), or an
- * amount the column cannot hold.
+ * What the subscription bills each period, as the processor says (decision 0025), when that is one
+ * fixed amount in the period we store (`interval`): one item, a per-unit price charged every month
+ * or every year, in the subscription's currency. Nothing otherwise (several items, package or
+ * tiered or metered pricing, a price with other currencies, a three-month period: none of which our
+ * sync makes), rather than an amount that is not what is charged.
  */
-function billedAmount(subscription: Stripe.Subscription): { priceAmount: number | null; priceCurrency: string | null } {
-	const item = subscription.items.data[0]
-	const price = item?.price
-	if (!price || typeof price.unit_amount !== 'number' || price.recurring?.usage_type === 'metered') return NOT_BILLED_AS_AMOUNT
-	const amount = price.unit_amount * (item.quantity ?? 1)
-	if (!Number.isSafeInteger(amount) || amount < 0 || amount > 2_147_483_647 || !/^[a-z]{3}$/.test(price.currency)) {
-		return NOT_BILLED_AS_AMOUNT
+function billedAmount(subscription: Stripe.Subscription, interval: string): { priceAmount: number | null; priceCurrency: string | null } {
+	if (subscription.items.data.length !== 1) return NOT_A_FIXED_AMOUNT
+	const { price, quantity } = subscription.items.data[0]!
+	const recurring = price.recurring
+	if (
+		typeof price.unit_amount !== 'number' ||
+		price.transform_quantity ||
+		!recurring ||
+		recurring.usage_type === 'metered' ||
+		recurring.interval !== interval ||
+		recurring.interval_count !== 1 ||
+		price.currency !== subscription.currency ||
+		!/^[a-z]{3}$/.test(price.currency)
+	) {
+		return NOT_A_FIXED_AMOUNT
 	}
+	const amount = price.unit_amount * (quantity ?? 1)
+	if (!Number.isSafeInteger(amount) || amount < 0 || amount > 2_147_483_647) return NOT_A_FIXED_AMOUNT
 	return { priceAmount: amount, priceCurrency: price.currency }
 }
 
@@ -74,14 +86,15 @@ export async function storeSubscription(
 	if (!userId) return 'unknown-user'
 	const price = subscription.items.data[0]?.price
 	const parsed = planOfPrice(price)
+	const interval = parsed?.interval ?? price?.recurring?.interval ?? 'month'
 	const data = {
 		stripeSubscriptionId: subscription.id,
 		plan: parsed?.plan ?? 'free',
-		interval: parsed?.interval ?? price?.recurring?.interval ?? 'month',
+		interval,
 		processorStatus: subscription.status,
 		currentPeriodEnd: latestPeriodEnd(subscription),
 		cancelAtPeriodEnd: subscription.cancel_at_period_end,
-		...billedAmount(subscription),
+		...billedAmount(subscription, interval),
 		processorCreatedAt: new Date(subscription.created * 1000),
 		sourceUpdatedAt: observedAt,
 	}

@@ -17,7 +17,10 @@ export type SubscriptionStatus = 'active' | 'canceled' | 'incomplete' | 'incompl
 export const PLANS = ['solo', 'team', 'studio', 'agency', 'network', 'broadcaster'] as const
 export type PlanName = (typeof PLANS)[number]
 
-/** Monthly amounts in cents; a year costs ten months. Only the ordering matters to tests. */
+/**
+ * Monthly amounts in cents; a year costs ten months. Deliberately not the app's plan table: tests tell
+ * what the processor bills (shown on /account) from what the app offers (/pricing) by these amounts.
+ */
 export const SEED_MONTHLY_CENTS: Record<PlanName, number> = {
 	solo: 900,
 	team: 2900,
