@@ -58,15 +58,23 @@ for (const javaScriptEnabled of [true, false]) {
 
 			// Yearly, chosen from the keyboard.
 			const yearly = period.getByRole('link', { name: 'Yearly' })
+			if (javaScriptEnabled) await settle(page) // hydrated: Enter is the app's navigation, not the browser's
 			await yearly.focus()
 			await page.keyboard.press('Enter')
 			await expect(page).toHaveURL(/\/pricing\?interval=year$/)
 			await expect(yearly).toHaveAttribute('aria-current', 'page')
 			if (javaScriptEnabled) {
-				// The prices change in place: focus stays on the period, as on a tab, and a polite region says
-				// what changed. (Without JavaScript the link loads the page again, at its top.)
-				await expect(yearly).toBeFocused()
+				// The prices change in place: a polite region says what changed (once the page has rendered it),
+				// and focus stays on the period, as on a tab. (Without JavaScript the link loads the page again,
+				// at its top.)
 				await expect(page.locator('[aria-live="polite"]', { hasText: 'Showing yearly prices.' })).toHaveCount(1)
+				await expect(yearly).toBeFocused()
+				// Another page, then Back: a page change again, so focus goes to the heading, not to the link.
+				await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account' }).click()
+				await expect(page.getByRole('heading', { level: 1, name: 'Your account' })).toBeFocused()
+				await page.goBack()
+				await expect(page).toHaveURL(/\/pricing\?interval=year$/)
+				await expect(page.getByRole('heading', { level: 1, name: 'Plans and pricing' })).toBeFocused()
 			}
 			await expect(period.getByRole('link', { name: 'Monthly' })).not.toHaveAttribute('aria-current', 'page')
 			const team = planCard(page, 'Team')

@@ -80,9 +80,11 @@ export async function action(args: ActionFunctionArgs) {
 
 /**
  * Which prices the page shows, once the period changed in place (with JavaScript): focus stays on the
- * link, so nothing else says it. Never on load, where the heading and the marked period say it.
+ * link, so nothing else says it. Never on load, where the heading and the marked period say it; and
+ * forgotten once a button is pressed, so that the region does not say it again when the button's own
+ * words leave it (a refused checkout has its alert).
  */
-function usePeriodAnnouncement(interval: Interval) {
+function usePeriodAnnouncement(interval: Interval, submitting: boolean) {
 	const shown = useRef(interval)
 	const [announcement, setAnnouncement] = useState('')
 	useEffect(() => {
@@ -90,6 +92,9 @@ function usePeriodAnnouncement(interval: Interval) {
 		shown.current = interval
 		setAnnouncement(`Showing ${interval === 'year' ? 'yearly' : 'monthly'} prices.`)
 	}, [interval])
+	useEffect(() => {
+		if (submitting) setAnnouncement('')
+	}, [submitting])
 	return announcement
 }
 
@@ -103,7 +108,7 @@ export default function PricingPage() {
 	const busy = submitting === 'checkout' || submitting === 'portal'
 	// Signed out, the same post leads to the sign-in page, not to checkout: nothing to announce then.
 	const openingPlan = signedIn && submitting === 'checkout' ? PLANS.find((id) => id === submission?.get('plan')) : undefined
-	const periodAnnouncement = usePeriodAnnouncement(interval)
+	const periodAnnouncement = usePeriodAnnouncement(interval, submission !== undefined)
 	useErrorTitle(Boolean(data?.notice))
 	// Posting keeps the period shown, and drops a "checkout canceled" notice that no longer applies.
 	const formAction = `/pricing?interval=${interval}`

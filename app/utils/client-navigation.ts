@@ -1,5 +1,5 @@
 import { useEffect, useRef } from 'react'
-import { useLocation, useNavigation } from '@remix-run/react'
+import { useLocation, useNavigation, useNavigationType } from '@remix-run/react'
 
 /**
  * A billing button posts, and the action redirects the whole document to Stripe. Remix's navigation
@@ -47,20 +47,24 @@ function keepsFocus(state: unknown) {
  * followed: move focus to the new page's heading (else to <main>). Not on the first load, not on
  * a change of #fragment only (an error summary's links move focus to their field themselves), and
  * not when the new page focused its own message: a form posts to the bare path (/account, not
- * /account?checkout=success…), so a refusal changes the address too. Nor when the link asked to keep
- * focus (KEEP_FOCUS).
+ * /account?checkout=success…), so a refusal changes the address too. Nor when a link asked to keep
+ * focus (KEEP_FOCUS) and stayed on the same page: the history entry keeps that state, so Back to it
+ * from another page is a page change like any other.
  */
 export function useFocusPageOnNavigation() {
 	const { pathname, search, state } = useLocation()
+	const navigationType = useNavigationType()
 	const page = `${pathname}${search}`
-	const previous = useRef<string | null>(null)
-	const keepFocus = keepsFocus(state)
+	const previous = useRef<{ page: string; pathname: string } | null>(null)
+	const keepFocus = keepsFocus(state) && navigationType !== 'POP'
 	useEffect(() => {
-		if (previous.current !== null && previous.current !== page && !keepFocus && !pageFocusedItsMessage()) {
+		const before = previous.current
+		const stayedOnPage = keepFocus && before?.pathname === pathname
+		if (before !== null && before.page !== page && !stayedOnPage && !pageFocusedItsMessage()) {
 			const target = document.querySelector<HTMLElement>('main h1') ?? document.getElementById('main')
 			if (target && !target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1')
 			target?.focus()
 		}
-		previous.current = page
-	}, [page, keepFocus])
+		previous.current = { page, pathname }
+	}, [page, pathname, keepFocus])
 }

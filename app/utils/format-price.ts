@@ -3,9 +3,9 @@ import type { Interval } from '#app/modules/billing/plans.ts'
 /** What a subscription bills each period, in the currency's minor unit as the processor states amounts (4900 is $49). */
 export type BilledPrice = { amount: number; currency: string }
 
-// Stripe's own decimals for API amounts (docs.stripe.com/currencies), which are not ISO 4217's (nor
-// Intl's): ISK, HUF and TWD are stated in hundredths there, though charged in whole units, and UGX
-// in whole shillings. Every other currency has two.
+// Stripe's own decimals for API amounts (docs.stripe.com/currencies), which are not always ISO 4217's
+// (nor Intl's): ISK, HUF and TWD are stated in hundredths there, though charged in whole units.
+// Every currency in neither list has two.
 const ZERO_DECIMAL = new Set([
 	'bif',
 	'clp',

@@ -37,6 +37,7 @@ function billedAmount(subscription: Stripe.Subscription, interval: string): { pr
 		price.transform_quantity ||
 		!recurring ||
 		recurring.usage_type === 'metered' ||
+		(interval !== 'month' && interval !== 'year') ||
 		recurring.interval !== interval ||
 		recurring.interval_count !== 1 ||
 		price.currency !== subscription.currency ||
