@@ -89,9 +89,11 @@ export async function sendMail(content: MailContent): Promise<SendResult> {
 		return { delivered: 'smtp', messageId: info.messageId }
 	}
 	await fs.mkdir(OUTBOX_DIR, { recursive: true })
-	// Named by day and Message-ID: a retried message (same Message-ID, 0019) replaces its first copy.
-	const messageId = /^<([^@>]+)@/.exec(message.messageId())?.[1] ?? crypto.randomUUID()
-	const file = path.join(OUTBOX_DIR, `${new Date().toISOString().slice(0, 10)}-${messageId}.eml`)
+	// Each accepted message is a file of its own, as each is a delivery through SMTP (contract: "each
+	// message is written … nothing is lost"); a retried one keeps its Message-ID inside (0019). Named by
+	// time, so the folder lists in the order they came, then by a random part, so none replaces another.
+	const stamp = new Date().toISOString().replace(/[:.]/g, '-')
+	const file = path.join(OUTBOX_DIR, `${stamp}-${crypto.randomUUID().slice(0, 8)}.eml`)
 	await writeFileDurably(file, message.raw)
 	console.log(`mail: SMTP_URL is not set; message written to ${file}`)
 	return { delivered: 'outbox', file }

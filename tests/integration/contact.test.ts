@@ -571,6 +571,7 @@ describe('without SMTP_URL (development)', () => {
 		const local = await startApp({ DATABASE_URL: await freshDatabaseUrl(), SMTP_URL: undefined })
 		const subject = `Outbox ${crypto.randomUUID()}`
 		let kept: string | undefined
+		let copies: string[] = []
 		try {
 			expect(local.output()).toContain('SMTP_URL not set: mail is NOT being delivered')
 			const response = await postJson(`${local.url}/api/contact`, { ...valid, subject })
@@ -580,21 +581,27 @@ describe('without SMTP_URL (development)', () => {
 			const files = fs.readdirSync(outbox)
 			kept = files.find((name) => name.endsWith('.eml') && fs.readFileSync(path.join(outbox, name), 'utf8').includes(subject))
 			expect(kept).toBeDefined()
+			copies = [kept!]
 			const eml = fs.readFileSync(path.join(outbox, kept!), 'utf8')
 			expect(eml).toMatch(/^To: support@localhost$/m)
 			expect(eml).toMatch(/^Reply-To: Ada Lovelace <ada@example.com>$/m)
 			expect(eml).toContain('Where are my invoices?')
 			expect(eml.trimEnd()).toMatch(/--$/) // the last MIME boundary: the message is whole
 			expect(files.filter((name) => name.endsWith('.tmp'))).toEqual([])
-			// Named by its Message-ID: the same message sent again (a retry) replaces it, not a second file.
-			const messageId = /^Message-ID: <([0-9a-f]{32})@localhost>\r?$/m.exec(eml)?.[1]
-			expect(kept).toBe(`${new Date().toISOString().slice(0, 10)}-${messageId}.eml`)
+			// Each 200 is a file, as each is a delivery through SMTP: the same message sent again is a second
+			// file (named by time: listed in order), which keeps the Message-ID a retry keeps (0019).
+			expect(kept).toMatch(new RegExp(`^${new Date().toISOString().slice(0, 10)}T[0-9-]+Z-[0-9a-f]{8}\\.eml$`))
 			expect((await postJson(`${local.url}/api/contact`, { ...valid, subject })).status).toBe(200)
-			const copies = fs.readdirSync(outbox).filter((name) => fs.readFileSync(path.join(outbox, name), 'utf8').includes(subject))
-			expect(copies).toEqual([kept])
+			copies = fs.readdirSync(outbox).filter((name) => fs.readFileSync(path.join(outbox, name), 'utf8').includes(subject))
+			expect(copies).toHaveLength(2)
+			const messageIds = copies.map(
+				(name) => /^Message-ID: (<[0-9a-f]{32}@localhost>)\r?$/m.exec(fs.readFileSync(path.join(outbox, name), 'utf8'))?.[1],
+			)
+			expect(messageIds[0]).toMatch(/^<[0-9a-f]{32}@localhost>$/)
+			expect(messageIds[1]).toBe(messageIds[0])
 		} finally {
 			await local.stop()
-			if (kept) fs.rmSync(path.join(outbox, kept))
+			for (const name of copies) fs.rmSync(path.join(outbox, name), { force: true })
 		}
 	})
 })
