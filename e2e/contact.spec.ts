@@ -155,8 +155,9 @@ for (const javaScriptEnabled of [true, false]) {
 			expect(mail.html).toContain('Ada O&#39;Hara')
 			expect(mail.html).not.toContain('<b>crew</b>')
 			expect(mail.html).not.toContain(`<${tag}>`)
-			// The plain-text part carries it verbatim.
-			expect(mail.text).toContain(typed.message)
+			// So is the plain-text part: the interface escapes every input in the body (decision 0024).
+			expect(mail.text).toContain('Hello &lt;b&gt;crew&lt;/b&gt; &amp; friends,')
+			expect(mail.text).not.toContain('<b>crew</b>')
 			expect(mail.text).toContain(`Email: ${typed.email}`)
 
 			if (javaScriptEnabled) {

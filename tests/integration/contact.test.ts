@@ -61,13 +61,19 @@ describe('POST /api/contact delivers the message', () => {
 		expect(mail.envelope.to).toEqual(['support@callsheet.test'])
 	})
 
-	test('<script> in every field arrives HTML-escaped', async () => {
+	test('<script> in every field arrives HTML-escaped, in both parts of the body', async () => {
 		const evil = '<script>alert(1)</script>'
 		const response = await contact({ name: `N${evil}`, email: 'x@example.com', subject: `S${evil}`, message: `M${evil}` })
 		expect(response.status).toBe(200)
-		const mail = await sink.waitForMessage((m) => m.text?.includes(`M${evil}`) ?? false)
+		const escaped = '&lt;script&gt;alert(1)&lt;/script&gt;'
+		const mail = await sink.waitForMessage((m) => m.text?.includes(`M${escaped}`) ?? false)
 		expect(mail.html).not.toContain('<script>')
-		expect(String(mail.html).match(/&lt;script&gt;alert\(1\)&lt;\/script&gt;/g)).toHaveLength(3)
+		expect(String(mail.html).split(escaped)).toHaveLength(4)
+		expect(mail.text).not.toContain('<script>')
+		expect(String(mail.text).split(escaped)).toHaveLength(4)
+		// The raw message, headers aside (the subject line is not the body): no markup anywhere.
+		const body = mail.raw.slice(mail.raw.indexOf('\r\n\r\n'))
+		expect(body).not.toContain('<script>')
 	})
 
 	test('CR/LF in the subject or name cannot add a header', async () => {

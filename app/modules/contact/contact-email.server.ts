@@ -35,7 +35,10 @@ export function contactEmail(submission: ContactSubmission, { to, from }: { to: 
 <table cellpadding="4">${rows.map(([label, value]) => `<tr><th align="left">${label}</th><td>${escapeHtml(value)}</td></tr>`).join('')}</table>
 <hr><div style="white-space:pre-wrap">${escapeHtml(submission.message)}</div>
 </body></html>`
-	const text = `New contact message\n\nName: ${submission.name}\nEmail: ${submission.email}\nSubject: ${submission.subject}\n\n${submission.message}\n`
+	// Escaped here too: the interface says all inputs are HTML-escaped before they go into the email
+	// body, and that wins over contract.md's "an HTML part with every field HTML-escaped" (decision
+	// 0024). A mail client that renders the text part as HTML cannot be handed markup either.
+	const text = `New contact message\n\nName: ${escapeHtml(submission.name)}\nEmail: ${escapeHtml(submission.email)}\nSubject: ${escapeHtml(submission.subject)}\n\n${escapeHtml(submission.message)}\n`
 	return {
 		to,
 		from,
