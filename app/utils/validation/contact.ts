@@ -51,7 +51,14 @@ export const contactSchema = z.object({
 		.trim()
 		.min(1, { error: 'Email is required.' })
 		.transform(withAsciiDomain)
-		.pipe(z.email({ error: 'Enter a valid email address.' }).refine(deliverable, { error: 'Enter a valid email address.' })),
+		// The rule browsers apply to <input type="email"> (the form's field): a dotless domain
+		// (user@localhost, as the contract's own defaults), any of RFC 5322's local-part characters, and an
+		// internationalised top-level domain in its ASCII form (xn--p1ai); zod's default rule refuses all three.
+		.pipe(
+			z
+				.email({ pattern: z.regexes.html5Email, error: 'Enter a valid email address.' })
+				.refine(deliverable, { error: 'Enter a valid email address.' }),
+		),
 	subject: text('Subject', CONTACT_LIMITS.subject),
 	message: text('Message', CONTACT_LIMITS.message),
 })
