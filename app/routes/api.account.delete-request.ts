@@ -7,9 +7,11 @@ import { deletionRequestSchema } from '#app/utils/validation/account.ts'
 const route = apiRoute(
 	{
 		POST: async ({ request }) => {
-			const filer = await userWithPendingDeletion(await requireApiSession(request))
+			const session = await requireApiSession(request)
+			// The body before the database: a request that could never succeed is 400 even while it is down.
 			const body = await readJsonBody(request, deletionRequestSchema)
 			if (!body.ok) return body.response
+			const filer = await userWithPendingDeletion(session)
 			const result = await fileDeletionRequest(filer, body.data)
 			if (result.status === 'table-missing') return jsonResponse({ ok: true, saved: false, table_missing: true })
 			if (result.status === 'error') return domainErrorResponse(result)

@@ -7,10 +7,12 @@ import { checkoutSchema } from '#app/utils/validation/billing.ts'
 
 const route = apiRoute({
 	POST: async ({ request }) => {
-		// The user's row and their pending deletion request in one round trip (checkout refuses while one is pending).
-		const account = await userWithPendingDeletion(await requireApiSession(request))
+		const session = await requireApiSession(request)
+		// The body before the database: a request that could never succeed is 400 even while it is down.
 		const body = await readJsonBody(request, checkoutSchema)
 		if (!body.ok) return body.response
+		// The user's row and their pending deletion request in one round trip (checkout refuses while one is pending).
+		const account = await userWithPendingDeletion(session)
 		const result = await startCheckout(account, body.data)
 		if (result.status === 'error') return domainErrorResponse(result)
 		return jsonResponse({ url: result.url })

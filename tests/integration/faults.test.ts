@@ -103,6 +103,16 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stopped and re
 		const down = await file(users[40]!)
 		expect(down.status).toBe(500)
 		expect(await down.json()).toMatchObject({ code: 'db-error' })
+		// A body that could never succeed is the client's to fix, down or not: 400, never "retry".
+		const badBodies = [
+			['/api/account/delete-request', { reason: 'no confirmEmail' }],
+			['/api/billing/checkout', { plan: 'platinum' }],
+		] as const
+		for (const [path, body] of badBodies) {
+			const refused = await postJson(`${app.url}${path}`, body, sessionHeaders(standIns.clerk, users[41]!))
+			expect(refused.status, path).toBe(400)
+			expect(await refused.json(), path).toMatchObject({ code: 'bad-body' })
+		}
 		expect((await fetch(`${app.url}/api/health`)).status).toBe(200)
 		// Contact needs the database only to count: it keeps working, counted in this instance's memory,
 		// and the log says so once rather than per request.
