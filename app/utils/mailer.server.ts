@@ -40,8 +40,7 @@ function smtpPool(smtpUrl: string, maxConnections: number): SMTPPool {
  * hidden temporary name, flushed, then renamed, so a crash leaves either no .eml or a complete one.
  */
 async function writeFileDurably(file: string, data: Buffer) {
-	// Its own temporary name: two requests writing the same message (a retry racing the first try)
-	// each rename a whole file into place.
+	// A hidden temporary name of its own, so that nothing lists or opens a file still being written.
 	const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${crypto.randomUUID()}.tmp`)
 	const handle = await fs.open(temporary, 'w')
 	try {

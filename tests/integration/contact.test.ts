@@ -126,6 +126,9 @@ describe('validation: every bound at its edge', () => {
 		['an email with a space', { email: 'ada lovelace@example.com' }, 400],
 		['an email with two @', { email: 'ada@home@example.com' }, 400],
 		['an email with no domain', { email: 'ada@' }, 400],
+		['an email whose local part starts with a dot', { email: '.ada@example.com' }, 400],
+		['an email whose local part ends with a dot', { email: 'ada.@example.com' }, 400],
+		['an email with two dots in a row', { email: 'ada..lovelace@example.com' }, 400],
 		// What a mail server takes (RFC 5321 §4.5.3.1): a longer address would be refused after a 200.
 		['an email whose local part is 64 characters', { email: `${'x'.repeat(64)}@example.com` }, 200],
 		['an email whose local part is 65 characters', { email: `${'x'.repeat(65)}@example.com` }, 400],
@@ -171,6 +174,15 @@ describe('validation: every bound at its edge', () => {
 		const mail = await sink.waitForMessage((m) => m.subject === '[Contact] From an IDN domain')
 		// As sent (mailparser shows the domain decoded again).
 		expect(mail.raw).toMatch(/^Reply-To: .*<anna@xn--bcher-kva\.de>\r?$/m)
+	})
+
+	test('an address with RFC 5322 local-part characters is the Reply-To as typed; the body escapes it like every input', async () => {
+		const email = "o'hara!ops#1@example.ie"
+		const response = await contact({ ...valid, email, subject: 'From an unusual address' })
+		expect(response.status).toBe(200)
+		const mail = await sink.waitForMessage((m) => m.subject === '[Contact] From an unusual address')
+		expect(mail.replyTo?.value).toEqual([{ name: valid.name, address: email }])
+		expect(mail.text).toContain('Email: o&#39;hara!ops#1@example.ie')
 	})
 
 	// contract.md: bad-body carries `detail` and `issues` (from schema parsing; empty when none ran).
@@ -603,7 +615,7 @@ describe('without SMTP_URL (development)', () => {
 			expect(files.filter((name) => name.endsWith('.tmp'))).toEqual([])
 			// Each 200 is a file, as each is a delivery through SMTP: the same message sent again is a second
 			// file (named by time: listed in order), which keeps the Message-ID a retry keeps (0019).
-			expect(kept).toMatch(new RegExp(`^${new Date().toISOString().slice(0, 10)}T[0-9-]+Z-[0-9a-f]{8}\\.eml$`))
+			expect(kept).toMatch(/^\d{4}-\d{2}-\d{2}T[0-9-]+Z-[0-9a-f]{8}\.eml$/)
 			expect((await postJson(`${local.url}/api/contact`, { ...valid, subject })).status).toBe(200)
 			copies = fs.readdirSync(outbox).filter((name) => fs.readFileSync(path.join(outbox, name), 'utf8').includes(subject))
 			expect(copies).toHaveLength(2)

@@ -3,9 +3,14 @@ import { DELETION_REASON_MAX } from './limits.ts'
 
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g
 
-/** Any value that is not text (a number, an object) stands as its JSON: it can only differ from the email. */
-const asText = (value: unknown) =>
-	value === undefined || value === null || typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value))
+/**
+ * A value that is not text can only differ from the email: a number stands as its digits, an object or
+ * array as a placeholder (never serialised: a deeply nested one would overflow the stack).
+ */
+const asText = (value: unknown) => {
+	if (value === undefined || value === null || typeof value === 'string') return value
+	return typeof value === 'object' ? '[not text]' : String(value)
+}
 
 export const deletionRequestSchema = z.object({
 	// The contract: bad-body only when it is missing; anything else that is not the account's email

@@ -41,7 +41,10 @@ function withAsciiDomain(address: string) {
 function deliverable(address: string) {
 	const at = address.lastIndexOf('@')
 	const labels = address.slice(at + 1).split('.')
-	return at <= 64 && address.length <= 254 && labels.every((label) => label.length <= 63 && !label.endsWith('-'))
+	// A dot may not start or end the local part, nor come twice (RFC 5322's dot-atom; browsers allow it):
+	// such an address would be sent quoted, two characters longer than counted here.
+	const dotAtom = !/^\.|\.\.|\.@/.test(address)
+	return dotAtom && at <= 64 && address.length <= 254 && labels.every((label) => label.length <= 63 && !label.endsWith('-'))
 }
 
 export const contactSchema = z.object({
