@@ -1,5 +1,5 @@
 import { userWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
-import { startCheckout } from '#app/modules/billing/checkout.server.ts'
+import { checkoutConfigured, startCheckout } from '#app/modules/billing/checkout.server.ts'
 import { apiRoute } from '#app/utils/api-route.server.ts'
 import { requireApiSession } from '#app/utils/auth.server.ts'
 import { domainErrorResponse, jsonResponse, readJsonBody } from '#app/utils/http.server.ts'
@@ -11,6 +11,7 @@ const route = apiRoute({
 		// The body before the database: a request that could never succeed is 400 even while it is down.
 		const body = await readJsonBody(request, checkoutSchema)
 		if (!body.ok) return body.response
+		if (!checkoutConfigured()) return domainErrorResponse({ code: 'processor_not_configured' })
 		// The user's row and their pending deletion request in one round trip (checkout refuses while one is pending).
 		const account = await userWithPendingDeletion(session)
 		const result = await startCheckout(account, body.data)

@@ -135,7 +135,8 @@ describe('the pricing and account forms', () => {
 describe('without processor keys', () => {
 	test('checkout and the webhook answer 503 processor_not_configured', async () => {
 		const { STRIPE_SECRET_KEY: _s, STRIPE_WEBHOOK_SECRET: _w, ...env } = standIns.env
-		const bare = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...env })
+		const databaseUrl = await freshDatabaseUrl()
+		const bare = await startApp({ DATABASE_URL: databaseUrl, ...env })
 		try {
 			const response = await postJson(`${bare.url}/api/billing/checkout`, { plan: 'team' }, auth(newClerkUserId()))
 			expect(response.status).toBe(503)
@@ -146,6 +147,9 @@ describe('without processor keys', () => {
 		} finally {
 			await bare.stop()
 		}
+		// Answered before the account was looked up: nothing was read or made for the user (so a database
+		// fault cannot turn "billing is off" into a 500 either).
+		expect(await withDatabase(databaseUrl, (prisma) => prisma.user.count())).toBe(0)
 	})
 })
 
