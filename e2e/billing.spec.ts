@@ -240,3 +240,28 @@ test.describe('pricing at 320 px with text at 200 %', () => {
 		expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320)
 	})
 })
+
+test.describe('pricing at three widths', () => {
+	skipWithoutBrowser()
+
+	test('the seven plans leave no hole: Free spans the grid, and each row of paid plans is full', async ({ page }) => {
+		for (const [width, perRow] of [
+			[1280, 3],
+			[800, 2],
+			[390, 1],
+		] as const) {
+			await page.setViewportSize({ width, height: 900 })
+			await page.goto('/pricing')
+			const boxes = await Promise.all(PLAN_NAMES.map(async (name) => (await planCard(page, name).boundingBox())!))
+			const [free, ...paid] = boxes
+			const right = (box: { x: number; width: number }) => Math.round(box.x + box.width)
+			// Each paid row starts under Free's left edge and its last card ends at Free's right edge.
+			const rows = paid.length / perRow
+			expect(Number.isInteger(rows), `${width}px`).toBe(true)
+			for (let row = 0; row < rows; row++) {
+				expect(Math.round(paid[row * perRow]!.x), `${width}px row ${row}`).toBe(Math.round(free!.x))
+				expect(right(paid[row * perRow + perRow - 1]!), `${width}px row ${row}`).toBe(right(free!))
+			}
+		}
+	})
+})

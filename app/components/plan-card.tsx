@@ -36,7 +36,7 @@ export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, 
 	const price = priceLabel(plan, interval)
 	return (
 		// A list item, not a region: seven plans as landmarks would crowd out the page's own (main, nav).
-		<li className={`card plan${isCurrent ? ' plan--current' : ''}`} aria-labelledby={headingId}>
+		<li className={`card plan${free ? ' plan--free' : ''}${isCurrent ? ' plan--current' : ''}`} aria-labelledby={headingId}>
 			<h2 id={headingId}>
 				{plan.name} {isCurrent ? <span className="badge">Your plan</span> : null}
 			</h2>
