@@ -179,8 +179,10 @@ for (const javaScriptEnabled of [true, false]) {
 			expect((await page.goto('/admin/deletion-requests'))?.status()).toBe(200)
 			await expect(page.getByRole('heading', { level: 1, name: 'Pending deletion requests' })).toBeVisible()
 			// Other journeys may have requests pending too: look only at this user's.
-			const request = page.getByRole('region', { name: `Request from ${userId}` })
+			const request = page.getByRole('listitem', { name: `Request from ${userId}` })
 			await expect(request).toBeVisible()
+			// Items of one list, not a landmark each: the page's landmarks stay the page's own.
+			await expect(page.getByRole('region')).toHaveCount(0)
 			await expect(fact(request, 'Filed')).toHaveText(new RegExp(`^${filedOn.source}$`))
 			await expect(fact(request, 'Subscription')).toHaveText('Free · No subscription')
 			await expect(fact(request, 'Stripe customer')).toHaveText('None')
@@ -211,7 +213,7 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(request).toHaveCount(0)
 			await page.goto('/admin/deletion-requests')
 			await expect(page.getByRole('heading', { level: 1, name: 'Pending deletion requests' })).toBeVisible()
-			await expect(page.getByRole('region', { name: `Request from ${userId}` })).toHaveCount(0)
+			await expect(page.getByRole('listitem', { name: `Request from ${userId}` })).toHaveCount(0)
 
 			if (javaScriptEnabled) {
 				expectNoUnexpectedConsoleErrors(consoleErrors, {

@@ -172,47 +172,52 @@ export default function DeletionRequestsAdmin() {
 				</p>
 			) : null}
 			{pending.length === 0 ? <p>No pending requests.</p> : null}
-			{pending.map((row) => (
-				<section key={row.requestId} className="card stack" aria-labelledby={`request-${row.requestId}`}>
-					<h2 id={`request-${row.requestId}`} className="request-title">{`Request from ${row.clerkId}`}</h2>
-					{/* The heading names the user (their identity provider id): not said again below it. */}
-					<dl className="facts">
-						<dt>Reference</dt>
-						<dd>{row.requestId}</dd>
-						<dt>Filed</dt>
-						<dd>{formatDate(row.submittedAt)}</dd>
-						<dt>Subscription</dt>
-						<dd>{`${PLAN_TABLE[row.subscription.plan].name} · ${STATUS_LABEL[row.subscription.status]}`}</dd>
-						<dt>Stripe customer</dt>
-						<dd>{row.subscription.processor_customer_id ?? 'None'}</dd>
-						<dt>Reason</dt>
-						{/* The user's own words, as written: their line breaks kept, not set in bold like the facts. */}
-						<dd className="facts__prose">{row.reason ?? '—'}</dd>
-					</dl>
-					<ConfirmedAction
-						intent="mark-processed"
-						tick="confirmed"
-						button="Mark processed"
-						row={row}
-						busy={processing === row.requestId}
-						unticked={untickedRow === row && untickedTick === 'confirmed'}
-					/>
-					{/* The account page's link to support names the request in the message's subject. */}
-					{/* Kept open when its box was left unticked, so the reason shows where it applies. */}
-					<details open={untickedRow === row && untickedTick === 'userAsked' ? true : undefined}>
-						<summary>The user changed their mind?</summary>
-						<ConfirmedAction
-							intent="withdraw"
-							tick="userAsked"
-							button="Withdraw request"
-							secondary
-							row={row}
-							busy={processing === row.requestId}
-							unticked={untickedRow === row && untickedTick === 'userAsked'}
-						/>
-					</details>
-				</section>
-			))}
+			{/* A list, not a region per request: many landmarks would crowd out the page's own (as on /pricing). */}
+			{pending.length > 0 ? (
+				<ul className="requests stack">
+					{pending.map((row) => (
+						<li key={row.requestId} className="card stack" aria-labelledby={`request-${row.requestId}`}>
+							<h2 id={`request-${row.requestId}`} className="request-title">{`Request from ${row.clerkId}`}</h2>
+							{/* The heading names the user (their identity provider id): not said again below it. */}
+							<dl className="facts">
+								<dt>Reference</dt>
+								<dd>{row.requestId}</dd>
+								<dt>Filed</dt>
+								<dd>{formatDate(row.submittedAt)}</dd>
+								<dt>Subscription</dt>
+								<dd>{`${PLAN_TABLE[row.subscription.plan].name} · ${STATUS_LABEL[row.subscription.status]}`}</dd>
+								<dt>Stripe customer</dt>
+								<dd>{row.subscription.processor_customer_id ?? 'None'}</dd>
+								<dt>Reason</dt>
+								{/* The user's own words, as written: their line breaks kept, not set in bold like the facts. */}
+								<dd className="facts__prose">{row.reason ?? '—'}</dd>
+							</dl>
+							<ConfirmedAction
+								intent="mark-processed"
+								tick="confirmed"
+								button="Mark processed"
+								row={row}
+								busy={processing === row.requestId}
+								unticked={untickedRow === row && untickedTick === 'confirmed'}
+							/>
+							{/* The account page's link to support names the request in the message's subject. */}
+							{/* Kept open when its box was left unticked, so the reason shows where it applies. */}
+							<details open={untickedRow === row && untickedTick === 'userAsked' ? true : undefined}>
+								<summary>The user changed their mind?</summary>
+								<ConfirmedAction
+									intent="withdraw"
+									tick="userAsked"
+									button="Withdraw request"
+									secondary
+									row={row}
+									busy={processing === row.requestId}
+									unticked={untickedRow === row && untickedTick === 'userAsked'}
+								/>
+							</details>
+						</li>
+					))}
+				</ul>
+			) : null}
 		</div>
 	)
 }
