@@ -161,10 +161,10 @@ describe('validation: every bound at its edge', () => {
 		const response = await contact({ name: 42, email: 7, subject: null, message: '   ' })
 		expect(response.status).toBe(400)
 		expect((await response.json()).issues).toEqual([
-			{ path: 'name', message: 'Name must be text.' },
+			{ path: 'name', message: 'Your name must be text.' },
 			{ path: 'email', message: 'Email must be text.' },
-			{ path: 'subject', message: 'Subject is required.' },
-			{ path: 'message', message: 'Message is required.' },
+			{ path: 'subject', message: 'Enter a subject.' },
+			{ path: 'message', message: 'Enter your message.' },
 		])
 	})
 
@@ -517,7 +517,7 @@ describe('the /contact page', () => {
 		expect(response.status).toBe(400)
 		const html = await response.text()
 		expect(html).toContain('Enter a valid email address.')
-		expect(html).toContain('Subject is required.')
+		expect(html).toContain('Enter a subject.')
 		expect(html).toContain('value="Kept Name"')
 		expect(html).toContain('Kept message')
 		expect(html).toMatch(/aria-invalid="true"/)

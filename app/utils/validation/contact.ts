@@ -4,17 +4,32 @@ import { CONTACT_LIMITS } from './limits.ts'
 // The one contact schema, for POST /api/contact and the contact page's action alike. Client-safe (no
 // server import), though the form is checked on the server only (`noValidate`: one set of messages).
 
-/** Missing (or null) is "required"; a number or an object where text belongs is named as such. */
-const notText = (label: string) => (issue: { input?: unknown }) =>
-	issue.input === undefined || issue.input === null ? `${label} is required.` : `${label} must be text.`
+/**
+ * How a field is named in its messages, as the form labels it ("Your name"), and what to ask for when
+ * it is empty: the message says what to do ("Enter a subject."), not what went wrong.
+ */
+type FieldWords = { label: string; missing: string }
+
+const FIELD_WORDS = {
+	name: { label: 'Your name', missing: 'Enter your name.' },
+	email: { label: 'Email', missing: 'Enter your email address.' },
+	subject: { label: 'Subject', missing: 'Enter a subject.' },
+	message: { label: 'Message', missing: 'Enter your message.' },
+} satisfies Record<string, FieldWords>
+
+/** Missing (or null) asks for it; a number or an object where text belongs is named as such (the API's). */
+const notText =
+	({ label, missing }: FieldWords) =>
+	(issue: { input?: unknown }) =>
+		issue.input === undefined || issue.input === null ? missing : `${label} must be text.`
 
 /** Surrounding whitespace is trimmed first, so a field of only spaces counts as missing. */
-const text = (label: string, max: number) =>
+const text = (words: FieldWords, max: number) =>
 	z
-		.string({ error: notText(label) })
+		.string({ error: notText(words) })
 		.trim()
-		.min(1, { error: `${label} is required.` })
-		.max(max, { error: `${label} must be at most ${max.toLocaleString('en-US')} characters.` })
+		.min(1, { error: words.missing })
+		.max(max, { error: `${words.label} must be ${max.toLocaleString('en-US')} characters or fewer.` })
 
 /**
  * An address on an internationalised domain (`anna@bücher.de`) is checked and kept in the domain's
@@ -48,11 +63,11 @@ function deliverable(address: string) {
 }
 
 export const contactSchema = z.object({
-	name: text('Name', CONTACT_LIMITS.name),
+	name: text(FIELD_WORDS.name, CONTACT_LIMITS.name),
 	email: z
-		.string({ error: notText('Email') })
+		.string({ error: notText(FIELD_WORDS.email) })
 		.trim()
-		.min(1, { error: 'Email is required.' })
+		.min(1, { error: FIELD_WORDS.email.missing })
 		.transform(withAsciiDomain)
 		// The rule browsers apply to <input type="email"> (the form's field): a dotless domain
 		// (user@localhost, as the contract's own defaults), any of RFC 5322's local-part characters, and an
@@ -62,8 +77,8 @@ export const contactSchema = z.object({
 				.email({ pattern: z.regexes.html5Email, error: 'Enter a valid email address.' })
 				.refine(deliverable, { error: 'Enter a valid email address.' }),
 		),
-	subject: text('Subject', CONTACT_LIMITS.subject),
-	message: text('Message', CONTACT_LIMITS.message),
+	subject: text(FIELD_WORDS.subject, CONTACT_LIMITS.subject),
+	message: text(FIELD_WORDS.message, CONTACT_LIMITS.message),
 })
 
 export type ContactSubmission = z.output<typeof contactSchema>
