@@ -255,12 +255,19 @@ test.describe('pricing at three widths', () => {
 			const boxes = await Promise.all(PLAN_NAMES.map(async (name) => (await planCard(page, name).boundingBox())!))
 			const [free, ...paid] = boxes
 			const right = (box: { x: number; width: number }) => Math.round(box.x + box.width)
-			// Each paid row starts under Free's left edge and its last card ends at Free's right edge.
+			// Free above them all; then rows of `perRow` cards on one line each, left to right, each row
+			// starting under Free's left edge and ending at its right edge.
 			const rows = paid.length / perRow
 			expect(Number.isInteger(rows), `${width}px`).toBe(true)
+			expect(free!.y + free!.height, `${width}px`).toBeLessThanOrEqual(paid[0]!.y)
 			for (let row = 0; row < rows; row++) {
-				expect(Math.round(paid[row * perRow]!.x), `${width}px row ${row}`).toBe(Math.round(free!.x))
-				expect(right(paid[row * perRow + perRow - 1]!), `${width}px row ${row}`).toBe(right(free!))
+				const cards = paid.slice(row * perRow, row * perRow + perRow)
+				const where = `${width}px row ${row}`
+				for (const card of cards) expect(Math.round(card.y), where).toBe(Math.round(cards[0]!.y))
+				for (let i = 1; i < cards.length; i++) expect(cards[i]!.x, where).toBeGreaterThan(cards[i - 1]!.x + cards[i - 1]!.width)
+				if (row > 0) expect(cards[0]!.y, where).toBeGreaterThan(paid[(row - 1) * perRow]!.y)
+				expect(Math.round(cards[0]!.x), where).toBe(Math.round(free!.x))
+				expect(right(cards[cards.length - 1]!), where).toBe(right(free!))
 			}
 		}
 	})

@@ -174,7 +174,7 @@ export default function DeletionRequestsAdmin() {
 			{pending.length === 0 ? <p>No pending requests.</p> : null}
 			{/* A list, not a region per request: many landmarks would crowd out the page's own (as on /pricing). */}
 			{pending.length > 0 ? (
-				<ul className="requests stack">
+				<ul className="requests stack" role="list">
 					{pending.map((row) => (
 						<li key={row.requestId} className="card stack" aria-labelledby={`request-${row.requestId}`}>
 							<h2 id={`request-${row.requestId}`} className="request-title">{`Request from ${row.clerkId}`}</h2>

@@ -66,13 +66,13 @@ export async function action(args: ActionFunctionArgs) {
 	const form = await readForm(args.request)
 	const clerkId = await pageUserId(args)
 	if (!clerkId) return redirect(signInUrl(`/pricing?interval=${intervalParamSchema.parse(form.get('interval'))}`), 303)
-	const account = await userWithPendingDeletion(clerkId)
+	const account = () => userWithPendingDeletion(clerkId)
 	const intent = formIntent(form, ['checkout', 'portal'])
 	const result =
 		intent === 'checkout'
 			? await checkoutFromForm(account, form)
 			: intent === 'portal'
-				? await portalFromForm(account.user)
+				? await portalFromForm((await account()).user)
 				: { notice: 'This page was out of date. Reload it and try again.', code: 'bad-body' as const, contact: false }
 	if (result instanceof Response) return result
 	return recordRefusal(args.context, json({ notice: result.notice, contact: result.contact ?? false }, noticeInit(result)))
@@ -172,7 +172,8 @@ export default function PricingPage() {
 			<p className="visually-hidden" aria-live="polite">
 				{openingPlan ? `Opening checkout for ${PLAN_TABLE[openingPlan].name}…` : periodAnnouncement}
 			</p>
-			<ul className="grid plans">
+			{/* role="list": Safari drops a list's role when its bullets are styled away. */}
+			<ul className="grid plans" role="list">
 				{PLANS.map((id) => (
 					<PlanCard
 						key={id}

@@ -4,7 +4,7 @@ import { waitInWords } from '#app/utils/retry-after.ts'
 import type { UserWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
 import { checkoutSchema } from '#app/utils/validation/billing.ts'
-import { startCheckout } from './checkout.server.ts'
+import { checkoutConfigured, startCheckout } from './checkout.server.ts'
 import { openBillingPortal } from './portal.server.ts'
 
 // What the pricing and account pages do with their billing buttons: the same domain functions as
@@ -49,10 +49,18 @@ function noticeFor(failure: BillingFailure): BillingNotice {
 	return { notice, code: 'rate-limited', retryAfterSeconds: failure.retryAfterSeconds }
 }
 
-export async function checkoutFromForm(account: UserWithPendingDeletion, form: URLSearchParams): Promise<Response | BillingNotice> {
+/**
+ * `account` is read only once the form is good and billing is on, as the API does: "billing is off"
+ * does not wait for, or fail with, the database.
+ */
+export async function checkoutFromForm(
+	account: () => Promise<UserWithPendingDeletion>,
+	form: URLSearchParams,
+): Promise<Response | BillingNotice> {
 	const parsed = checkoutSchema.safeParse({ plan: form.get('plan'), interval: form.get('interval') || undefined })
 	if (!parsed.success) return NOTICES['bad-body']
-	const result = await startCheckout(account, parsed.data)
+	if (!checkoutConfigured()) return NOTICES.processor_not_configured
+	const result = await startCheckout(await account(), parsed.data)
 	if (result.status === 'ok') return redirect(result.url, 303)
 	return noticeFor(result)
 }
