@@ -19,6 +19,7 @@ import { refusalInit } from '#app/utils/http.server.ts'
 import { pageMeta } from '#app/utils/page-meta.ts'
 import { usePendingSubmission } from '#app/utils/pending-submission.ts'
 import { passRetryAfter } from '#app/utils/retry-after.ts'
+import { ensureUser } from '#app/utils/users.server.ts'
 
 // The page's forms post here, never to the address they are shown at: /account?checkout=success&…
 // would settle the checkout again and thank the user again above an error.
@@ -81,14 +82,12 @@ type ActionData = {
 }
 
 export async function action(args: ActionFunctionArgs) {
-	// Read as the API reads a filer: with their pending request, so filing again with the same email
-	// is answered as POST /api/account/delete-request answers it (decision 0014).
-	const account = await userWithPendingDeletion(await requirePageUserId(args))
+	const clerkId = await requirePageUserId(args)
 	const form = await readForm(args.request)
 	const refuse = (data: ActionData, init: ResponseInit) => recordRefusal(args.context, json<ActionData>(data, init))
 	const intent = formIntent(form, ['portal', 'delete-request'])
 	if (intent === 'portal') {
-		const result = await portalFromForm(account.user)
+		const result = await portalFromForm(() => ensureUser(clerkId))
 		if (result instanceof Response) return result
 		return refuse({ notice: result.notice, contact: result.contact, errors: {}, values: {} }, noticeInit(result))
 	}
@@ -97,7 +96,12 @@ export async function action(args: ActionFunctionArgs) {
 			{ notice: 'This page was out of date. Reload it and try again.', errors: {}, values: {} },
 			refusalInit({ code: 'bad-body' }),
 		)
-	const result = await deletionFromForm(account, form, { filedPath: DELETION_REQUESTED_PATH, accountPath: ACCOUNT_PATH })
+	// Read as the API reads a filer: with their pending request, so filing again with the same email
+	// is answered as POST /api/account/delete-request answers it (decision 0014).
+	const result = await deletionFromForm(await userWithPendingDeletion(clerkId), form, {
+		filedPath: DELETION_REQUESTED_PATH,
+		accountPath: ACCOUNT_PATH,
+	})
 	if (result instanceof Response) return result
 	const { init, ...data } = result
 	return refuse(data, init)

@@ -72,7 +72,7 @@ export async function action(args: ActionFunctionArgs) {
 		intent === 'checkout'
 			? await checkoutFromForm(account, form)
 			: intent === 'portal'
-				? await portalFromForm((await account()).user)
+				? await portalFromForm(async () => (await account()).user)
 				: { notice: 'This page was out of date. Reload it and try again.', code: 'bad-body' as const, contact: false }
 	if (result instanceof Response) return result
 	return recordRefusal(args.context, json({ notice: result.notice, contact: result.contact ?? false }, noticeInit(result)))

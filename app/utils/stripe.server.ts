@@ -36,6 +36,15 @@ export function stripe(): Stripe | null {
 }
 
 /**
+ * Whether billing is on at all (contract: checkout answers 503 processor_not_configured without the
+ * key). Routes ask first, so that nothing is read or created for the user while billing is off, and a
+ * database fault cannot turn "billing is off" into a 500.
+ */
+export function billingConfigured() {
+	return stripe() !== null
+}
+
+/**
  * Starts an SDK call with V8 capturing no stack frames: for checkout, a call on every request.
  * stripe-node formats a stack trace at the start of every call (`new Error().stack` in
  * StripeResource#_makeRequest) only to append it to an error it may reject with later; formatting

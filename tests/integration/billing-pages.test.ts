@@ -133,7 +133,7 @@ describe('the pricing and account forms', () => {
 })
 
 describe('without processor keys', () => {
-	test('checkout and the webhook answer 503 processor_not_configured', async () => {
+	test('checkout, the customer portal and the webhook answer 503 processor_not_configured', async () => {
 		const { STRIPE_SECRET_KEY: _s, STRIPE_WEBHOOK_SECRET: _w, ...env } = standIns.env
 		const databaseUrl = await freshDatabaseUrl()
 		const bare = await startApp({ DATABASE_URL: databaseUrl, ...env })
@@ -141,6 +141,9 @@ describe('without processor keys', () => {
 			const response = await postJson(`${bare.url}/api/billing/checkout`, { plan: 'team' }, auth(newClerkUserId()))
 			expect(response.status).toBe(503)
 			expect(await response.json()).toMatchObject({ code: 'processor_not_configured' })
+			const portal = await postJson(`${bare.url}/api/billing/portal`, {}, auth(newClerkUserId()))
+			expect(portal.status).toBe(503)
+			expect(await portal.json()).toMatchObject({ code: 'processor_not_configured' })
 			const hook = await postJson(`${bare.url}/api/billing/webhook`, '{}', { 'Stripe-Signature': 't=1,v1=x' })
 			expect(hook.status).toBe(503)
 			expect(await hook.json()).toMatchObject({ code: 'processor_not_configured' })
@@ -208,6 +211,12 @@ describe('the pricing page without processor keys', () => {
 			expect(html).not.toContain('Billing is not enabled on this server')
 			expect(html).toContain('Nothing was started and nothing was charged.')
 			expect(html).toMatch(/role="alert"[^>]*>[^]*<a href="\/contact">Contact support<\/a>[^]*<\/p>/)
+			// Manage billing, from either page, says the same (a customer made before the keys were removed).
+			for (const path of ['/pricing', '/account']) {
+				const portal = await postForm(`${bare.url}${path}`, { intent: 'portal' }, { ...auth(newClerkUserId()), Origin: bare.url })
+				expect(portal.status, path).toBe(503)
+				expect(await portal.text(), path).toContain('Paid plans cannot be started here yet. Nothing was started and nothing was charged.')
+			}
 		} finally {
 			await bare.stop()
 		}

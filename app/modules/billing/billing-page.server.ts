@@ -1,10 +1,11 @@
 import { redirect } from '@remix-run/node'
 import { refusalInit } from '#app/utils/http.server.ts'
 import { waitInWords } from '#app/utils/retry-after.ts'
+import { billingConfigured } from '#app/utils/stripe.server.ts'
 import type { UserWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
 import { checkoutSchema } from '#app/utils/validation/billing.ts'
-import { checkoutConfigured, startCheckout } from './checkout.server.ts'
+import { startCheckout } from './checkout.server.ts'
 import { openBillingPortal } from './portal.server.ts'
 
 // What the pricing and account pages do with their billing buttons: the same domain functions as
@@ -59,14 +60,16 @@ export async function checkoutFromForm(
 ): Promise<Response | BillingNotice> {
 	const parsed = checkoutSchema.safeParse({ plan: form.get('plan'), interval: form.get('interval') || undefined })
 	if (!parsed.success) return NOTICES['bad-body']
-	if (!checkoutConfigured()) return NOTICES.processor_not_configured
+	if (!billingConfigured()) return NOTICES.processor_not_configured
 	const result = await startCheckout(await account(), parsed.data)
 	if (result.status === 'ok') return redirect(result.url, 303)
 	return noticeFor(result)
 }
 
-export async function portalFromForm(user: AppUser): Promise<Response | BillingNotice> {
-	const result = await openBillingPortal(user)
+/** `user` is read only once billing is known to be on, as for checkout. */
+export async function portalFromForm(user: () => Promise<AppUser>): Promise<Response | BillingNotice> {
+	if (!billingConfigured()) return NOTICES.processor_not_configured
+	const result = await openBillingPortal(await user())
 	if (result.status === 'ok') return redirect(result.url, 303)
 	return noticeFor(result)
 }

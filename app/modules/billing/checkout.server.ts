@@ -13,14 +13,6 @@ export type CheckoutResult =
 	| { status: 'error'; code: 'processor_not_configured' | 'already-subscribed' | 'deletion-pending' | 'server-error' }
 	| { status: 'error'; code: 'rate-limited'; retryAfterSeconds: number }
 
-/**
- * Whether checkout can be offered at all (contract: 503 processor_not_configured without the key).
- * The API asks first, so that nothing is read or created for the user while billing is off.
- */
-export function checkoutConfigured() {
-	return stripe() !== null
-}
-
 /** contract.md: a trial only for a user who has never had a subscription or a trial. */
 export function trialEligible(trialUsed: boolean, hasSubscriptionRecord: boolean) {
 	return !trialUsed && !hasSubscriptionRecord
