@@ -549,6 +549,7 @@ describe('the /contact page', () => {
 			{ Origin: app.url, 'X-Forwarded-For': uniqueIp() },
 		)
 		expect(response.status).toBe(303)
+		expect(response.headers.get('location')).toBe('/contact?sent=1') // where a person who sent a message goes
 		const { marker, arrived } = await mailSince(before)
 		expect(arrived).toEqual([marker])
 	})

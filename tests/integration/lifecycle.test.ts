@@ -60,6 +60,7 @@ describe('graceful shutdown', () => {
 			load.catch(() => {}) // awaited below: this only keeps it handled if a wait before that fails
 			// SIGTERM once the server is visibly busy: requests are in flight and more keep coming.
 			await within(loadUnderway, 30_000, 'a first filing answered 200')
+			const atSigterm = { takenIn: standIns.clerkApi.requests.length, answered: outcomes.size, accepted: accepted().length }
 			const exitCode = app.stop()
 			await within(load, 30_000, 'every request answered or refused')
 			expect(await exitCode).toBe(0)
@@ -71,9 +72,10 @@ describe('graceful shutdown', () => {
 			const takenIn = new Set(standIns.clerkApi.requests.map((r) => decodeURIComponent(r.path.replace('/v1/users/', ''))))
 			const cutOff = users.filter((id) => takenIn.has(id) && 'connection' in outcomes.get(id)!)
 			expect(cutOff).toEqual([])
-			// And some were in flight when SIGTERM arrived: more were taken in than answered before it.
-			expect(takenIn.size).toBeGreaterThan(1)
-			expect(accepted().length).toBeGreaterThan(0)
+			// And that check covered real work: at SIGTERM more filings were taken in than answered, and some
+			// of those were answered 200 after it.
+			expect(atSigterm.takenIn).toBeGreaterThan(atSigterm.answered)
+			expect(accepted().length).toBeGreaterThan(atSigterm.accepted)
 			// Anything answered but not accepted says it is safe to retry: a server error with a JSON code.
 			for (const outcome of outcomes.values()) {
 				if (!('status' in outcome)) continue

@@ -65,7 +65,12 @@ describe('pages for visitors without cookies', () => {
 	})
 
 	test("a subject suggested by another page's link is filled in for each visitor; one that would not pass as a subject is not", async () => {
-		const subjectField = (html: string) => /<input[^>]*name="subject"[^>]*>/.exec(html)?.[0] ?? ''
+		// The field itself, so that "no value" below cannot pass on a page without the form.
+		const subjectField = (html: string) => {
+			const field = /<input[^>]*name="subject"[^>]*>/.exec(html)?.[0]
+			expect(field, 'the subject field').toBeDefined()
+			return field!
+		}
 		const keep = 'Keep my account (deletion request 3f0c7a2e-1b4d-4e8a-9c61-2d5e7f8a9b0c)'
 		for (const [suggested, shown] of [
 			[keep, keep],
