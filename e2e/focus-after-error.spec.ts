@@ -30,7 +30,10 @@ test.describe('focus after a refused form, JavaScript on, 375 px', () => {
 		await expect(page).toHaveTitle('Error: Your account · Callsheet')
 	})
 
-	test('pricing at its bare address: the first refused checkout keeps focus on its alert', async ({ page, expectedConsoleErrors }) => {
+	test('pricing at its bare address: the first refused checkout keeps focus on its alert, and the period is not announced again', async ({
+		page,
+		expectedConsoleErrors,
+	}) => {
 		expectedConsoleErrors.push(failedLoad(429, '/pricing'))
 		const userId = uniqueId('user_e2e_focus_pricing')
 		await signIn(page, userId)
@@ -44,11 +47,17 @@ test.describe('focus after a refused form, JavaScript on, 375 px', () => {
 		}
 		await page.goto('/pricing')
 		await settle(page)
-		await page.getByRole('button', { name: 'Start free trial of Solo, billed monthly' }).click()
-		await expect(page).toHaveURL(/\/pricing\?interval=month$/)
+		// Yearly, in place: the page's polite region says so.
+		await page.getByRole('navigation', { name: 'Billing period' }).getByRole('link', { name: 'Yearly' }).click()
+		const announcer = page.locator('p.visually-hidden[aria-live="polite"]')
+		await expect(announcer).toHaveText('Showing yearly prices.')
+		await page.getByRole('button', { name: 'Start free trial of Solo, billed yearly' }).click()
+		await expect(page).toHaveURL(/\/pricing\?interval=year$/)
 		const alert = page.getByRole('alert')
 		await expect(alert).toContainText('That was a lot of clicks in a short time.')
 		await expect(alert).toBeFocused()
 		await expect(alert).toBeInViewport()
+		// The alert is what is said: the region does not repeat the period once the button's words leave it.
+		await expect(announcer).toHaveText('')
 	})
 })
