@@ -88,6 +88,19 @@ describe('configuration', () => {
 		expect(problemsOf({ CLERK_PUBLISHABLE_KEY: 'pk_live_' + Buffer.from('clerk.callsheet.app$').toString('base64') })).toEqual([])
 	})
 
+	test('the embedded database is said to be for development: it does not flush writes to disk', () => {
+		const durabilityWarning = (source: Record<string, string>) =>
+			startupWarnings(parseEnv(source)).filter((line) => line.startsWith('the embedded database'))
+		for (const source of [{}, { DATABASE_URL: 'file:./data/other' }, { DATABASE_URL: 'postgress://db/callsheet' }] as Array<
+			Record<string, string>
+		>) {
+			expect(durabilityWarning(source), JSON.stringify(source)).toEqual([
+				'the embedded database is for development and trials only: it does not flush writes to disk, so a power loss or system crash can lose the last seconds of saved data. Set DATABASE_URL=postgres://… for real data.',
+			])
+		}
+		expect(durabilityWarning({ DATABASE_URL: 'postgres://app:s3cret@db/callsheet' })).toEqual([])
+	})
+
 	test('a DATABASE_URL naming another kind of database is warned about (the embedded database serves), without the URL', () => {
 		const warningsFor = (url: string) => startupWarnings(parseEnv({ DATABASE_URL: url })).filter((line) => line.startsWith('DATABASE_URL'))
 		expect(warningsFor('postgress://app:s3cret@db.internal/callsheet')).toEqual([

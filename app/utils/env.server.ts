@@ -1,5 +1,6 @@
 import { parsePublishableKey } from '@clerk/shared/keys'
 import { z } from 'zod'
+import { databaseTarget } from './db/database-url.ts'
 
 // contract.md §1 is the source of these names and defaults. Missing keys never stop start-up (the
 // features that need them answer 401/503); a value that is present but malformed does, with one line
@@ -156,6 +157,13 @@ export function startupWarnings(config: Env): string[] {
 	if (config.DATABASE_URL && !/^(postgres(ql)?:\/\/|file:)/i.test(config.DATABASE_URL))
 		warnings.push(
 			`DATABASE_URL is not a postgres:// URL (it starts ${config.DATABASE_URL.split(':')[0]}:): the embedded database serves instead.`,
+		)
+	// PGlite's Node file system never flushes to disk (its fsync and fdatasync do nothing): a commit
+	// survives this process crashing, not the machine losing power. Fine to try the app, not for data
+	// anyone relies on (docs/decisions/0002).
+	if (databaseTarget(config.DATABASE_URL).kind === 'embedded')
+		warnings.push(
+			'the embedded database is for development and trials only: it does not flush writes to disk, so a power loss or system crash can lose the last seconds of saved data. Set DATABASE_URL=postgres://… for real data.',
 		)
 	if (!config.SMTP_URL) warnings.push('SMTP_URL not set: mail is NOT being delivered; each message is written to ./data/outbox/ instead.')
 	// A key pasted into the wrong variable starts cleanly and then fails every request that needs it.
