@@ -157,6 +157,8 @@ test('before the catalogue is synced, checkout says billing is not enabled (503)
 		expect(before.status).toBe(503)
 		expect(await before.json()).toMatchObject({ code: 'processor_not_configured' })
 		await until(() => app.output().includes('run npm run billing:sync'), 5_000, 'the hint in the log')
+		// Refused before anything was made at the processor: no customer either.
+		expect(empty.store.all('customer')).toEqual([])
 
 		expect((await sync(empty)).status).toBe(0)
 		const after = await checkout()

@@ -41,8 +41,9 @@ export async function startCheckout(account: UserWithPendingDeletion, { plan, in
 		// The user asked for the account to be deleted: a new subscription would bill an account that
 		// is on its way out, and would hold up the deletion (docs/decisions/0020).
 		if (await hasPendingDeletionRequest(account)) return { status: 'error', code: 'deletion-pending' }
-		const customer = await ensureCustomer(processor, user)
+		// The price first: without a synced catalogue nothing is made at the processor, not even the customer.
 		const price = await priceIdFor(processor, plan, interval)
+		const customer = await ensureCustomer(processor, user)
 		const open = (customer: string) =>
 			withoutCallSiteTrace(() =>
 				processor.checkout.sessions.create({
