@@ -3,6 +3,7 @@
 // from the error summary or alert that focused itself. At 375 px the heading and the summary are
 // a screen apart, so a summary that lost focus is also out of sight.
 import { registerClerkUser } from './support/control.ts'
+import type { Page } from '@playwright/test'
 import { expect, settle, signIn, skipWithoutBrowser, test, uniqueId, failedLoad } from './support/fixtures.ts'
 
 test.describe('focus after a refused form, JavaScript on, 375 px', () => {
@@ -30,14 +31,8 @@ test.describe('focus after a refused form, JavaScript on, 375 px', () => {
 		await expect(page).toHaveTitle('Error: Your account · Callsheet')
 	})
 
-	test('pricing at its bare address: the first refused checkout keeps focus on its alert, and the period is not announced again', async ({
-		page,
-		expectedConsoleErrors,
-	}) => {
-		expectedConsoleErrors.push(failedLoad(429, '/pricing'))
-		const userId = uniqueId('user_e2e_focus_pricing')
-		await signIn(page, userId)
-		// Thirty checkouts a minute are allowed (USER_WRITE_LIMITS.checkout): spend them without the page.
+	/** Spends the user's thirty checkouts a minute (USER_WRITE_LIMITS.checkout) without the page. */
+	async function spendCheckouts(page: Page) {
 		for (let i = 0; i < 30; i++) {
 			const response = await page.request.post('/pricing?interval=month', {
 				form: { intent: 'checkout', plan: 'solo', interval: 'month' },
@@ -45,6 +40,29 @@ test.describe('focus after a refused form, JavaScript on, 375 px', () => {
 			})
 			expect(response.status()).toBe(303)
 		}
+	}
+
+	test('pricing at its bare address: the first refused checkout keeps focus on its alert', async ({ page, expectedConsoleErrors }) => {
+		expectedConsoleErrors.push(failedLoad(429, '/pricing'))
+		await signIn(page, uniqueId('user_e2e_focus_pricing'))
+		await spendCheckouts(page)
+		await page.goto('/pricing')
+		await settle(page)
+		await page.getByRole('button', { name: 'Start free trial of Solo, billed monthly' }).click()
+		await expect(page).toHaveURL(/\/pricing\?interval=month$/)
+		const alert = page.getByRole('alert')
+		await expect(alert).toContainText('That was a lot of clicks in a short time.')
+		await expect(alert).toBeFocused()
+		await expect(alert).toBeInViewport()
+	})
+
+	test('pricing after a change of period: a refused checkout is said by its alert, not by the period again', async ({
+		page,
+		expectedConsoleErrors,
+	}) => {
+		expectedConsoleErrors.push(failedLoad(429, '/pricing'))
+		await signIn(page, uniqueId('user_e2e_focus_period'))
+		await spendCheckouts(page)
 		await page.goto('/pricing')
 		await settle(page)
 		// Yearly, in place: the page's polite region says so.
@@ -52,12 +70,10 @@ test.describe('focus after a refused form, JavaScript on, 375 px', () => {
 		const announcer = page.locator('p.visually-hidden[aria-live="polite"]')
 		await expect(announcer).toHaveText('Showing yearly prices.')
 		await page.getByRole('button', { name: 'Start free trial of Solo, billed yearly' }).click()
-		await expect(page).toHaveURL(/\/pricing\?interval=year$/)
 		const alert = page.getByRole('alert')
 		await expect(alert).toContainText('That was a lot of clicks in a short time.')
 		await expect(alert).toBeFocused()
-		await expect(alert).toBeInViewport()
-		// The alert is what is said: the region does not repeat the period once the button's words leave it.
+		// The region does not repeat the period once the button's own words leave it.
 		await expect(announcer).toHaveText('')
 	})
 })

@@ -149,22 +149,24 @@ export function startupWarnings(config: Env): string[] {
 		warnings.push(
 			`APP_URL is ${config.APP_URL}: sign-in accepts sessions only from pages served there, and checkout and the customer portal return there. Set APP_URL to the public address before serving anyone else.`,
 		)
-	if (!config.stripeConfigured) warnings.push('STRIPE_SECRET_KEY not set: checkout answers 503 processor_not_configured.')
+	if (!config.stripeConfigured)
+		warnings.push('STRIPE_SECRET_KEY not set: checkout and the customer portal answer 503 processor_not_configured.')
 	if (!config.STRIPE_WEBHOOK_SECRET)
 		warnings.push('STRIPE_WEBHOOK_SECRET not set: the billing webhook answers 503 processor_not_configured.')
 	// contract.md §1: anything but postgres(ql):// selects the embedded database. Said aloud when the
 	// value names some other database (a typo such as postgress://), or instances would part ways.
-	if (config.DATABASE_URL && !/^(postgres(ql)?:\/\/|file:)/i.test(config.DATABASE_URL))
+	// PGlite's Node file system never flushes to disk (its fsync and fdatasync do nothing): without the
+	// order of its writes kept, a power loss can lose or corrupt the database. Fine to try the app, not
+	// for data anyone relies on (docs/decisions/0002).
+	if (databaseTarget(config.DATABASE_URL).kind === 'embedded') {
+		const typo =
+			config.DATABASE_URL && !/^(postgres(ql)?:\/\/|file:)/i.test(config.DATABASE_URL)
+				? `DATABASE_URL is not a postgres:// URL (it starts ${config.DATABASE_URL.split(':')[0]}:): the embedded database serves instead. `
+				: ''
 		warnings.push(
-			`DATABASE_URL is not a postgres:// URL (it starts ${config.DATABASE_URL.split(':')[0]}:): the embedded database serves instead.`,
+			`${typo}The embedded database is for development and trials only: it does not flush writes to disk, so a power loss or system crash can lose or corrupt it. Set DATABASE_URL=postgres://… for real data.`,
 		)
-	// PGlite's Node file system never flushes to disk (its fsync and fdatasync do nothing): a commit
-	// survives this process crashing, not the machine losing power. Fine to try the app, not for data
-	// anyone relies on (docs/decisions/0002).
-	if (databaseTarget(config.DATABASE_URL).kind === 'embedded')
-		warnings.push(
-			'the embedded database is for development and trials only: it does not flush writes to disk, so a power loss or system crash can lose the last seconds of saved data. Set DATABASE_URL=postgres://… for real data.',
-		)
+	}
 	if (!config.SMTP_URL) warnings.push('SMTP_URL not set: mail is NOT being delivered; each message is written to ./data/outbox/ instead.')
 	// A key pasted into the wrong variable starts cleanly and then fails every request that needs it.
 	// A warning, not a refusal: the providers' key formats are theirs to change.

@@ -199,7 +199,9 @@ describe('a user who asked for the account to be deleted', () => {
 describe('the pricing page without processor keys', () => {
 	test('a plan button answers 503 with reassurance and somewhere to turn, not jargon', async () => {
 		const { STRIPE_SECRET_KEY: _s, STRIPE_WEBHOOK_SECRET: _w, ...env } = standIns.env
-		const bare = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...env })
+		const databaseUrl = await freshDatabaseUrl()
+		const bare = await startApp({ DATABASE_URL: databaseUrl, ...env })
+		const actionOnly: string[] = []
 		try {
 			const response = await postForm(
 				`${bare.url}/pricing?interval=month`,
@@ -216,10 +218,23 @@ describe('the pricing page without processor keys', () => {
 				const portal = await postForm(`${bare.url}${path}`, { intent: 'portal' }, { ...auth(newClerkUserId()), Origin: bare.url })
 				expect(portal.status, path).toBe(503)
 				expect(await portal.text(), path).toContain('Paid plans cannot be started here yet. Nothing was started and nothing was charged.')
+				// The action alone, as the page's script posts it (no page render after it, whose loader reads
+				// the user): answered before the user's row is read or made.
+				const userId = newClerkUserId()
+				actionOnly.push(userId)
+				const routeId = `routes${path}`
+				const action = await postForm(
+					`${bare.url}${path}?_data=${encodeURIComponent(routeId)}`,
+					{ intent: 'portal' },
+					{ ...auth(userId), Origin: bare.url },
+				)
+				expect(action.status, path).toBe(503)
+				expect(await action.json(), path).toMatchObject({ notice: expect.stringContaining('Paid plans cannot be started here yet.') })
 			}
 		} finally {
 			await bare.stop()
 		}
+		expect(await withDatabase(databaseUrl, (prisma) => prisma.user.count({ where: { clerkId: { in: actionOnly } } }))).toBe(0)
 	})
 })
 

@@ -21,6 +21,8 @@ describe('the database named in the start-up log', () => {
 	)
 
 	test('embedded: the folder, relative when it is inside the project', () => {
+		// The scheme in any case, as for postgres://: FILE: names the folder too, not the default.
+		expect(databaseTarget('FILE:/var/lib/callsheet')).toEqual({ kind: 'embedded', dataDir: '/var/lib/callsheet' })
 		expect(describeUrl('file:./data/pglite')).toBe(
 			describeDatabase({ kind: 'embedded', dataDir: `${process.cwd()}/data/pglite` }, '/srv/callsheet'),
 		)

@@ -10,7 +10,7 @@ export const DEFAULT_EMBEDDED_DIR = './data/pglite'
  */
 export function databaseTarget(databaseUrl: string | undefined): DatabaseTarget {
 	if (databaseUrl && /^postgres(ql)?:\/\//i.test(databaseUrl)) return { kind: 'postgres', url: databaseUrl }
-	if (databaseUrl?.startsWith('file:')) {
+	if (databaseUrl && /^file:/i.test(databaseUrl)) {
 		const folder = decodeURIComponent(databaseUrl.slice('file:'.length).replace(/^\/\/(?=\/)/, ''))
 		return { kind: 'embedded', dataDir: path.resolve(folder) }
 	}
