@@ -160,7 +160,7 @@ export function startupWarnings(config: Env): string[] {
 	// for data anyone relies on (docs/decisions/0002).
 	if (databaseTarget(config.DATABASE_URL).kind === 'embedded') {
 		const typo =
-			config.DATABASE_URL && !/^(postgres(ql)?:\/\/|file:)/i.test(config.DATABASE_URL)
+			config.DATABASE_URL && !/^file:/i.test(config.DATABASE_URL) // not postgres://, and not the embedded folder's file: either
 				? `DATABASE_URL is not a postgres:// URL (it starts ${config.DATABASE_URL.split(':')[0]}:): the embedded database serves instead. `
 				: ''
 		warnings.push(
