@@ -40,7 +40,8 @@ const BEARER = /^Bearer\s+(\S+)$/i
 const CHOSEN_AMONG = /^\s*(__session|__client_uat|__clerk_db_jwt)(_[^=]*)?\s*=/
 const SESSION_TOKEN = /^\s*__session(_[^=]*)?\s*=/
 
-const digest = (text: string) => crypto.createHash('sha256').update(text).digest('base64')
+// The one-shot hash (Node 20.12+): no Hash object per request.
+const digest = (text: string) => crypto.hash('sha256', text, 'base64')
 
 function credentialsOf(request: Request) {
 	const bearer = request.headers.get('Authorization')?.match(BEARER)?.[1]

@@ -21,11 +21,7 @@ const normalizedEmail = (email: string) => email.trim().toLowerCase()
  * What a pending request keeps of the email that proved intent (decision 0014): enough to recognise
  * the same email typed again, without keeping the address after the account is gone.
  */
-const confirmedEmailHash = (userId: string, email: string) =>
-	crypto
-		.createHash('sha256')
-		.update(`${userId}\n${normalizedEmail(email)}`)
-		.digest('hex')
+const confirmedEmailHash = (userId: string, email: string) => crypto.hash('sha256', `${userId}\n${normalizedEmail(email)}`, 'hex')
 
 export type DeletionResult =
 	| ({ status: 'ok' } & PendingRequest)

@@ -145,8 +145,22 @@ describe('a prepared message', () => {
 		// mailparser shows the domain in Unicode; on the wire it stays in its ASCII form.
 		expect(parsed.replyTo?.value).toEqual([{ name: content.replyTo.name, address: 'anna@bücher.de' }])
 		expect(prepared.raw.toString()).toMatch(/^Reply-To: .*(\r\n .*)?<anna@xn--bcher-kva\.de>\r$/m)
-		expect(parsed.text).toBe(content.text)
-		expect(parsed.html).toBe(content.html)
+		// The parts are written with CRLF line ends, as mail carries them; mailparser gives lines ending in LF.
+		const asParsed = (part: string) => part.replaceAll('\r\n', '\n')
+		expect(parsed.text).toBe(asParsed(content.text))
+		expect(parsed.html).toBe(asParsed(content.html))
+	})
+
+	test('with short fields goes out as written: both parts 7bit, every line ending in CRLF', async () => {
+		const content = contactEmail(SUBMISSIONS[0]!, SENDERS[1]!)
+		const raw = prepareMessage(content).raw.toString('utf8')
+		expect(raw.match(/^Content-Transfer-Encoding: .*$/gm)).toEqual(['Content-Transfer-Encoding: 7bit', 'Content-Transfer-Encoding: 7bit'])
+		// Nothing for the SMTP client to rewrite: no bare LF or CR anywhere in the message.
+		expect(raw).not.toMatch(/[^\r]\n|\r[^\n]/)
+		expect(raw).toContain('<div style="white-space:pre-wrap">Where are my invoices?</div>\r\n')
+		const parsed = await simpleParser(raw)
+		expect(parsed.html).toContain('<td>ada@example.com</td>')
+		await expectSameAsNodemailer(content)
 	})
 
 	test('the largest message the contact limits allow is the message nodemailer writes, its parts under 64 KiB', async () => {
