@@ -156,10 +156,25 @@ describe('a prepared message', () => {
 		const raw = prepareMessage(content).raw.toString('utf8')
 		expect(raw.match(/^Content-Transfer-Encoding: .*$/gm)).toEqual(['Content-Transfer-Encoding: 7bit', 'Content-Transfer-Encoding: 7bit'])
 		// Nothing for the SMTP client to rewrite: no bare LF or CR anywhere in the message.
-		expect(raw).not.toMatch(/[^\r]\n|\r[^\n]/)
+		expect(raw).not.toMatch(/(?<!\r)\n|\r(?!\n)/)
 		expect(raw).toContain('<div style="white-space:pre-wrap">Where are my invoices?</div>\r\n')
 		const parsed = await simpleParser(raw)
 		expect(parsed.html).toContain('<td>ada@example.com</td>')
+		await expectSameAsNodemailer(content)
+	})
+
+	test.each([
+		['a name of 62 characters', '7bit', { name: 'n'.repeat(62) }],
+		['a name of 63 characters', 'quoted-printable', { name: 'n'.repeat(63) }],
+		['a name of 12 `&` (62 once escaped)', '7bit', { name: '&'.repeat(12) }],
+		['a name of 13 `&` (65 once escaped)', 'quoted-printable', { name: '&'.repeat(13) }],
+		['a one-line message of 36 characters', '7bit', { message: 'm'.repeat(36) }],
+		['a one-line message of 37 characters', 'quoted-printable', { message: 'm'.repeat(37) }],
+	])('the HTML part of %s goes out %s, as nodemailer writes it', async (_case, encoding, fields) => {
+		const content = contactEmail({ ...SUBMISSIONS[0]!, ...fields }, SENDERS[1]!)
+		const raw = prepareMessage(content).raw.toString('utf8')
+		const htmlPart = raw.slice(raw.indexOf('Content-Type: text/html'))
+		expect(htmlPart).toMatch(new RegExp(`^Content-Transfer-Encoding: ${encoding}\r$`, 'm'))
 		await expectSameAsNodemailer(content)
 	})
 
