@@ -1,7 +1,7 @@
 import { PrismaClient } from '#app/generated/prisma/client.ts'
 import { databaseTarget } from './db/database-url.ts'
 import { applyPendingMigrations } from './db/migrate.server.ts'
-import type pg from 'pg'
+import type { PipelinedConnection } from './db/pipelined-connection.server.ts'
 
 // Each database's driver is loaded only when that database is chosen: a PostgreSQL deployment never
 // loads PGlite (PostgreSQL compiled to WebAssembly), and the embedded default never loads pg.
@@ -10,7 +10,14 @@ import type pg from 'pg'
 export type Statement = { name: string; text: string }
 type SqlRunner = (statement: Statement, values: unknown[]) => Promise<unknown[]>
 
-type Connection = { prisma: PrismaClient; kind: 'postgres' | 'embedded'; sql: SqlRunner; pool?: pg.Pool; close: () => Promise<void> }
+type Connection = {
+	prisma: PrismaClient
+	kind: 'postgres' | 'embedded'
+	sql: SqlRunner
+	/** PostgreSQL only: the connection the per-request statements share (rate limits count on it too). */
+	statements?: PipelinedConnection
+	close: () => Promise<void>
+}
 
 // Kept on globalThis so the dev server's module reloads reuse one connection (and one PGlite lock).
 const holder = globalThis as typeof globalThis & { __callsheetDb?: Connection }
@@ -22,7 +29,8 @@ export async function connectDatabase({ databaseUrl, projectRoot, migrate = true
 	if (holder.__callsheetDb) return holder.__callsheetDb
 	const target = databaseTarget(databaseUrl)
 	if (target.kind === 'postgres') {
-		const { openPostgres, withMigrationLock } = await import('./db/pg-adapter.server.ts')
+		const { openPostgres, withMigrationLock, QUERY_TIMEOUT_MS, CONNECT_TIMEOUT_MS } = await import('./db/pg-adapter.server.ts')
+		const { openPipelinedConnection } = await import('./db/pipelined-connection.server.ts')
 		const database = openPostgres(target.url)
 		try {
 			if (migrate) {
@@ -37,13 +45,16 @@ export async function connectDatabase({ databaseUrl, projectRoot, migrate = true
 			throw error
 		}
 		const prisma = new PrismaClient({ adapter: database.factory })
+		// Prisma's pool carries the writes and transactions; the reads every request makes share one
+		// pipelined connection (decision 0026).
+		const statements = openPipelinedConnection(target.url, { queryTimeoutMs: QUERY_TIMEOUT_MS, connectTimeoutMs: CONNECT_TIMEOUT_MS })
 		holder.__callsheetDb = {
 			prisma,
 			kind: 'postgres',
-			// Named: each pooled connection parses and plans the statement once, then only binds values.
-			sql: async ({ name, text }, values) => (await database.pool.query({ name, text, values })).rows,
-			pool: database.pool,
-			close: async () => (await prisma.$disconnect(), await database.close()),
+			// Named: the connection parses and plans the statement once, then only binds values.
+			sql: async ({ name, text }, values) => (await statements.query({ name, text, values })).rows,
+			statements,
+			close: async () => (await prisma.$disconnect(), await statements.close(), await database.close()),
 		}
 		return holder.__callsheetDb
 	}
@@ -103,7 +114,7 @@ export function databaseKind() {
 	return holder.__callsheetDb?.kind
 }
 
-/** The PostgreSQL pool, for the few things that share it without Prisma (rate limits). */
-export function postgresPool() {
-	return holder.__callsheetDb?.pool
+/** On PostgreSQL, the connection the per-request statements share, for the rate limits to count on. */
+export function postgresStatements() {
+	return holder.__callsheetDb?.statements
 }

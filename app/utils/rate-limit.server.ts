@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
-import { postgresPool, sqlStateOf } from './db.server.ts'
+import { postgresStatements, sqlStateOf } from './db.server.ts'
 import { env, isLoopbackUrl } from './env.server.ts'
 
 // Where limits live (contract.md §1, REDIS_URL): Redis when set; else the database when it is
@@ -98,8 +98,8 @@ async function createStore(name: string, points: number, duration: number): Prom
 		}
 		return [new RateLimiterRedis({ ...base, storeClient: client, insuranceLimiter }), 'redis']
 	}
-	const pool = postgresPool()
-	if (pool) {
+	const statements = postgresStatements()
+	if (statements) {
 		// The library creates its table on first use (CREATE TABLE IF NOT EXISTS) and takes only 23505 as
 		// "another instance made it". PostgreSQL checks IF NOT EXISTS before it creates, so an instance
 		// starting beside another can still get 42P07 / 42710 once the other commits: the table exists
@@ -109,7 +109,8 @@ async function createStore(name: string, points: number, duration: number): Prom
 				const created: RateLimiterPostgres = new RateLimiterPostgres(
 					{
 						...base,
-						storeClient: pool,
+						// The library takes anything with a pool's `query` (it neither checks out nor releases).
+						storeClient: statements,
 						storeType: 'pool',
 						tableName: 'rate_limits',
 						clearExpiredByTimeout: true,

@@ -46,6 +46,7 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stopped and re
 	test('answers with contract errors while down, recovers without a restart, and loses nothing accepted', async () => {
 		expectServerLog(
 			/^database: idle connection error: /,
+			/^database: the connection for per-request statements failed: /,
 			/^(GET|POST) \/api\/\S+ failed: Error: /,
 			/^account-deletion: storing the request of user \S+ failed: /,
 			/^billing: status for \S+ fell back to free\/none: /,
@@ -175,6 +176,7 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stops answerin
 	test('requests end with the status fallback or a retryable error, and the app recovers when it answers again', async () => {
 		expectServerLog(
 			/^database: idle connection error: /,
+			/^database: the connection for per-request statements failed: /,
 			/^(GET|POST) \/api\/\S+ failed: Error: /,
 			/^account-deletion: storing the request of user \S+ failed: /,
 			/^billing: status for \S+ fell back to free\/none: /,
@@ -229,6 +231,7 @@ describe.runIf(inject('databaseKind') === 'postgres')('A billing webhook while P
 		expectServerLog(
 			/^billing: webhook evt_\S+ \(customer\.subscription\.created\) failed; the processor will retry: /,
 			/^database: idle connection error: /,
+			/^database: the connection for per-request statements failed: /,
 			/^billing: status for \S+ fell back to free\/none: /,
 		)
 		const clerkId = newClerkUserId()

@@ -39,11 +39,14 @@ export type PostgresDatabase = { pool: pg.Pool; factory: PrismaPg; close: () => 
  */
 export const QUERY_TIMEOUT_MS = 5_000
 
+/** How long opening a connection may take before the request that waits for it fails (safe to retry). */
+export const CONNECT_TIMEOUT_MS = 5_000
+
 export function openPostgres(connectionString: string, options: { max?: number } = {}): PostgresDatabase {
 	const pool = new pg.Pool({
 		connectionString,
 		max: options.max ?? 10,
-		connectionTimeoutMillis: 5_000,
+		connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
 		idleTimeoutMillis: 30_000,
 		query_timeout: QUERY_TIMEOUT_MS,
 	})

@@ -1,0 +1,122 @@
+import pg from 'pg'
+import { afterEach, describe, expect, inject, test, vi } from 'vitest'
+import { openPipelinedConnection, type PipelinedConnection } from '../../app/utils/db/pipelined-connection.server.ts'
+import { expectConsoleError } from '../support/fail-on-console-error.ts'
+import { freshDatabaseUrl } from '../support/database.ts'
+
+// The one connection the per-request statements share on PostgreSQL (decision 0026): answers must
+// reach the statement that asked, a failing statement must fail alone, and a lost connection must be
+// replaced by the next statement, not by a restart.
+
+const onPostgres = inject('databaseKind') === 'postgres'
+const opened: PipelinedConnection[] = []
+
+function open(url: string, queryTimeoutMs = 5_000) {
+	const connection = openPipelinedConnection(url, { queryTimeoutMs, connectTimeoutMs: 5_000 })
+	opened.push(connection)
+	return connection
+}
+
+afterEach(async () => {
+	await Promise.all(opened.splice(0).map((connection) => connection.close()))
+})
+
+const echo = (connection: PipelinedConnection, n: number) =>
+	connection.query<{ n: number }>({ name: 'echo', text: 'SELECT $1::int AS n', values: [n] }).then((result) => result.rows[0]?.n)
+const backendPid = async (connection: PipelinedConnection) =>
+	(await connection.query<{ pid: number }>({ text: 'SELECT pg_backend_pid() AS pid' })).rows[0]?.pid
+
+async function terminate(url: string, pid: number) {
+	const admin = new pg.Client({ connectionString: url })
+	await admin.connect()
+	try {
+		await admin.query('SELECT pg_terminate_backend($1)', [pid])
+	} finally {
+		await admin.end()
+	}
+}
+
+describe.runIf(onPostgres)('one pipelined connection for the per-request statements', () => {
+	test('statements written in the same turn, before the connection is even open, each get their own answer, on one backend', async () => {
+		const connection = open(await freshDatabaseUrl())
+		const numbers = Array.from({ length: 300 }, (_, i) => i * 7)
+		const [answers, pids] = await Promise.all([
+			Promise.all(numbers.map((n) => echo(connection, n))),
+			Promise.all(Array.from({ length: 20 }, () => backendPid(connection))),
+		])
+		expect(answers).toEqual(numbers)
+		expect(new Set(pids).size).toBe(1)
+		// Later turns go on the same connection.
+		expect(await backendPid(connection)).toBe(pids[0])
+	})
+
+	test('a failing statement fails alone: those written around it are answered', async () => {
+		const connection = open(await freshDatabaseUrl())
+		const results = await Promise.allSettled([
+			echo(connection, 1),
+			connection.query({ name: 'missing_table', text: 'SELECT * FROM "NoSuchTable" WHERE id = $1', values: [1] }),
+			echo(connection, 3),
+			connection.query({ text: 'SELECT 1/0' }),
+			echo(connection, 5),
+		])
+		expect(results.map((result) => (result.status === 'fulfilled' ? result.value : (result.reason as { code?: string }).code))).toEqual([
+			1,
+			'42P01',
+			3,
+			'22012',
+			5,
+		])
+		expect(await echo(connection, 6)).toBe(6)
+	})
+
+	test('a connection the server ends fails what was in flight on it, and the next statement opens a new one', async () => {
+		expectConsoleError()
+		const url = await freshDatabaseUrl()
+		const connection = open(url)
+		const firstPid = await backendPid(connection)
+		// Settled as soon as it ends: the server may fail it before terminate() has its own answer.
+		const inFlight = connection.query({ text: 'SELECT pg_sleep(30)' }).then(
+			() => 'answered',
+			(error: Error) => error.message,
+		)
+		await vi.waitFor(async () => {
+			const admin = new pg.Client({ connectionString: url })
+			await admin.connect()
+			const { rows } = await admin.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND query LIKE 'SELECT pg_sleep%'`, [firstPid])
+			await admin.end()
+			expect(rows).toHaveLength(1)
+		})
+		await terminate(url, firstPid!)
+		expect(await inFlight).toMatch(/terminat/)
+		const [answer, nextPid] = await Promise.all([echo(connection, 42), backendPid(connection)])
+		expect(answer).toBe(42)
+		expect(nextPid).not.toBe(firstPid)
+		expect(vi.mocked(console.error).mock.calls.map((args) => String(args[0]))).toEqual([
+			expect.stringMatching(/^database: the connection for per-request statements failed: /),
+		])
+	})
+
+	test('a statement past the query timeout fails (safe to retry), and the connection is replaced', async () => {
+		const connection = open(await freshDatabaseUrl(), 300)
+		const firstPid = await backendPid(connection)
+		await expect(connection.query({ text: 'SELECT pg_sleep(3)' })).rejects.toThrow(/timeout/i)
+		expect(await echo(connection, 7)).toBe(7)
+		expect(await backendPid(connection)).not.toBe(firstPid)
+	})
+
+	test('a server that cannot be reached fails each statement, and a later one tries again', async () => {
+		const url = await freshDatabaseUrl()
+		const unreachable = url.replace(/:(\d+)\//, ':1/')
+		const connection = open(unreachable)
+		const results = await Promise.allSettled([echo(connection, 1), echo(connection, 2)])
+		expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected'])
+		await expect(echo(connection, 3)).rejects.toThrow(/ECONNREFUSED/)
+	})
+
+	test('after close, statements are refused rather than left waiting', async () => {
+		const connection = open(await freshDatabaseUrl())
+		expect(await echo(connection, 1)).toBe(1)
+		await connection.close()
+		await expect(echo(connection, 2)).rejects.toThrow(/closed/)
+	})
+})
