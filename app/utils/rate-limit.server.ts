@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
-import { postgresStatements, sqlStateOf } from './db.server.ts'
+import { db, postgresStatements, sqlStateOf } from './db.server.ts'
+import { scheduleExpiredLimitsSweep } from './rate-limit-cleanup.server.ts'
 import { env, isLoopbackUrl } from './env.server.ts'
 
 // Where limits live (contract.md §1, REDIS_URL): Redis when set; else the database when it is
@@ -113,7 +114,8 @@ async function createStore(name: string, points: number, duration: number): Prom
 						storeClient: statements,
 						storeType: 'pool',
 						tableName: 'rate_limits',
-						clearExpiredByTimeout: true,
+						// Expired rows are swept on Prisma's pool, not on the shared connection (rate-limit-cleanup.server.ts).
+						clearExpiredByTimeout: false,
 						insuranceLimiter: noticedInsurance(base),
 					},
 					(error?: Error) => (error ? reject(error) : resolve(created)),
@@ -123,6 +125,7 @@ async function createStore(name: string, points: number, duration: number): Prom
 			if (!TABLE_CREATED_CONCURRENTLY.has(sqlStateOf(error) ?? '')) throw error
 			return open()
 		})
+		scheduleExpiredLimitsSweep((text, values) => db().$executeRawUnsafe(text, ...values))
 		return [limiter, 'postgres']
 	}
 	return [new RateLimiterMemory(base), 'memory']

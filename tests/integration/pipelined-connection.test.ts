@@ -1,3 +1,4 @@
+import net from 'node:net'
 import pg from 'pg'
 import { afterEach, describe, expect, inject, test, vi } from 'vitest'
 import { openPipelinedConnection, type PipelinedConnection } from '../../app/utils/db/pipelined-connection.server.ts'
@@ -69,6 +70,25 @@ describe.runIf(onPostgres)('one pipelined connection for the per-request stateme
 		expect(await echo(connection, 6)).toBe(6)
 	})
 
+	test('statements under one name sent behind a Parse that fails each get their own answer, and the name works once it can', async () => {
+		const url = await freshDatabaseUrl()
+		const connection = open(url)
+		const probe = (n: number) =>
+			connection.query<{ n: number }>({ name: 'later_table', text: 'SELECT n FROM "Later" WHERE n = $1', values: [n] })
+		const before = await Promise.allSettled([1, 2, 3, 4, 5].map(probe))
+		// Not "prepared statement does not exist" (26000) for the four behind the first.
+		expect(before.map((result) => (result.status === 'rejected' ? (result.reason as { code?: string }).code : 'answered'))).toEqual(
+			Array(5).fill('42P01'),
+		)
+		const admin = new pg.Client({ connectionString: url })
+		await admin.connect()
+		await admin.query('CREATE TABLE "Later" (n int); INSERT INTO "Later" SELECT generate_series(1, 5)')
+		await admin.end()
+		const after = await Promise.all([1, 2, 3, 4, 5, 1, 2].map(probe))
+		expect(after.map((result) => result.rows[0]?.n)).toEqual([1, 2, 3, 4, 5, 1, 2])
+		expect((await probe(3)).rows).toEqual([{ n: 3 }])
+	})
+
 	test('a connection the server ends fails what was in flight on it, and the next statement opens a new one', async () => {
 		expectConsoleError()
 		const url = await freshDatabaseUrl()
@@ -111,6 +131,27 @@ describe.runIf(onPostgres)('one pipelined connection for the per-request stateme
 		const results = await Promise.allSettled([echo(connection, 1), echo(connection, 2)])
 		expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected'])
 		await expect(echo(connection, 3)).rejects.toThrow(/ECONNREFUSED/)
+	})
+
+	test('closing while the connection is still being opened fails the statements waiting for it', async () => {
+		// A server that accepts the connection and never answers the start-up message.
+		const held: net.Socket[] = []
+		const silent = net.createServer((socket) => void held.push(socket))
+		await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+		const { port } = silent.address() as net.AddressInfo
+		try {
+			const connection = open(`postgresql://nobody@127.0.0.1:${port}/nothing`)
+			const waiting = echo(connection, 1).then(
+				() => 'answered',
+				(error: Error) => error.message,
+			)
+			await vi.waitFor(() => expect(held).toHaveLength(1))
+			await connection.close()
+			expect(await waiting).toMatch(/closed/)
+		} finally {
+			for (const socket of held) socket.destroy()
+			await new Promise((resolve) => silent.close(resolve))
+		}
 	})
 
 	test('after close, statements are refused rather than left waiting', async () => {

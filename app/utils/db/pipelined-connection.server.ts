@@ -14,7 +14,16 @@ export type PipelinedConnection = {
 	close: () => Promise<void>
 }
 
-type Open = { client: pg.Client; socket?: Writable; ready: Promise<void>; corked: boolean; retired: boolean }
+type Open = {
+	client: pg.Client
+	socket?: Writable
+	ready: Promise<void>
+	corked: boolean
+	retired: boolean
+	/** Statement names this connection has parsed, and those whose first Parse is still unanswered. */
+	prepared: Set<string>
+	preparing: Set<string>
+}
 
 type Options = { queryTimeoutMs: number; connectTimeoutMs: number }
 
@@ -24,6 +33,12 @@ const SESSION_ENDING = new Set(['FATAL', 'PANIC'])
 export function openPipelinedConnection(connectionString: string, { queryTimeoutMs, connectTimeoutMs }: Options): PipelinedConnection {
 	let current: Open | undefined
 	let closing = false
+	// Statements waiting for a connection still being opened when the app closes fail with this; pg
+	// would not settle its connect() once ended mid-handshake.
+	const closedError = () => new Error('database: the connection for per-request statements is closed')
+	let announceClosed: () => void = () => {}
+	const closed = new Promise<never>((_, reject) => (announceClosed = () => reject(closedError())))
+	closed.catch(() => {})
 
 	// A lost connection (server restart, failover, a query past its timeout) fails the statements in
 	// flight on it; the next statement opens a new one. Statements waiting for a connection being
@@ -32,6 +47,8 @@ export function openPipelinedConnection(connectionString: string, { queryTimeout
 		if (opened.retired) return
 		opened.retired = true
 		if (current === opened) current = undefined
+		// Some of pg's errors (a message it did not expect) leave the socket open: nothing will use it again.
+		if (opened.socket && !opened.socket.destroyed) opened.socket.destroy()
 		if (why && !closing) console.error(`database: the connection for per-request statements failed: ${why}`)
 	}
 
@@ -42,10 +59,10 @@ export function openPipelinedConnection(connectionString: string, { queryTimeout
 			query_timeout: queryTimeoutMs,
 			connectionTimeoutMillis: connectTimeoutMs,
 		})
-		const opened: Open = { client, corked: false, retired: false, ready: Promise.resolve() }
+		const opened: Open = { client, corked: false, retired: false, ready: Promise.resolve(), prepared: new Set(), preparing: new Set() }
 		client.on('error', (error) => retire(opened, error.message))
 		client.on('end', () => retire(opened))
-		opened.ready = client.connect().then(
+		const connected = client.connect().then(
 			() => {
 				// pg keeps its socket on `connection.stream`; corking it is what batches a turn's writes.
 				opened.socket = (client as unknown as { connection: { stream: Writable } }).connection.stream
@@ -56,6 +73,7 @@ export function openPipelinedConnection(connectionString: string, { queryTimeout
 				throw error
 			},
 		)
+		opened.ready = Promise.race([connected, closed])
 		current = opened
 		return opened
 	}
@@ -70,6 +88,23 @@ export function openPipelinedConnection(connectionString: string, { queryTimeout
 				socket.uncork()
 			})
 		}
+		const name = config.name
+		if (name === undefined || opened.prepared.has(name)) return run<Row>(opened, config)
+		// pg sends a name's Parse once and only Bind after it. Were that first Parse to fail (a table not
+		// there yet), the statements sent behind it under the name would fail too ("prepared statement
+		// does not exist"), not with their own answer: until it is answered, the others go unnamed.
+		if (opened.preparing.has(name)) return run<Row>(opened, { text: config.text, values: config.values })
+		opened.preparing.add(name)
+		return run<Row>(opened, config).then(
+			(result) => (opened.preparing.delete(name), opened.prepared.add(name), result),
+			(error: unknown) => {
+				opened.preparing.delete(name)
+				throw error
+			},
+		)
+	}
+
+	function run<Row extends pg.QueryResultRow>(opened: Open, config: pg.QueryConfig) {
 		return opened.client.query<Row>(config).catch((error: unknown) => {
 			// The server answers FATAL before it closes the socket: what is sent meanwhile would fail there.
 			const severity = (error as { severity?: unknown }).severity
@@ -80,7 +115,7 @@ export function openPipelinedConnection(connectionString: string, { queryTimeout
 
 	return {
 		query<Row extends pg.QueryResultRow>(config: pg.QueryConfig) {
-			if (closing) return Promise.reject(new Error('database: the connection for per-request statements is closed'))
+			if (closing) return Promise.reject(closedError())
 			// A statement past its timeout makes pg destroy the socket at once, before it reports the end:
 			// what comes meanwhile goes on a new connection. The timeout itself fails its own request.
 			if (current?.socket?.destroyed) retire(current)
@@ -90,7 +125,13 @@ export function openPipelinedConnection(connectionString: string, { queryTimeout
 		},
 		async close() {
 			closing = true
-			await current?.client.end().catch(() => {})
+			announceClosed()
+			const opened = current
+			current = undefined
+			if (!opened) return
+			// Still opening: end() would wait for a handshake that may never finish.
+			if (!opened.socket) return void (opened.client as unknown as { connection: { stream: Writable } }).connection.stream.destroy()
+			await opened.client.end().catch(() => {})
 		},
 	}
 }
