@@ -15,8 +15,11 @@ const MAX_ROWS_PER_SWEEP = 100_000
 /** Runs one statement and resolves with the number of rows it changed. */
 export type RunStatement = (text: string, values: unknown[]) => Promise<number>
 
-const DELETE_BATCH = `DELETE FROM "rate_limits" WHERE key IN (
-	SELECT key FROM "rate_limits" WHERE expire < $1 LIMIT ${BATCH} FOR UPDATE SKIP LOCKED
+/** The table rate-limiter-flexible keeps the limits in (its `tableName`, set in rate-limit.server.ts). */
+export const RATE_LIMITS_TABLE = 'rate_limits'
+
+const DELETE_BATCH = `DELETE FROM "${RATE_LIMITS_TABLE}" WHERE key IN (
+	SELECT key FROM "${RATE_LIMITS_TABLE}" WHERE expire < $1 LIMIT ${BATCH} FOR UPDATE SKIP LOCKED
 )`
 
 /** Deletes the rows that expired more than an hour before `now`; resolves with how many it deleted. */

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
 import { db, postgresStatements, sqlStateOf } from './db.server.ts'
-import { scheduleExpiredLimitsSweep } from './rate-limit-cleanup.server.ts'
+import { RATE_LIMITS_TABLE, scheduleExpiredLimitsSweep } from './rate-limit-cleanup.server.ts'
 import { env, isLoopbackUrl } from './env.server.ts'
 
 // Where limits live (contract.md §1, REDIS_URL): Redis when set; else the database when it is
@@ -113,7 +113,7 @@ async function createStore(name: string, points: number, duration: number): Prom
 						// The library takes anything with a pool's `query` (it neither checks out nor releases).
 						storeClient: statements,
 						storeType: 'pool',
-						tableName: 'rate_limits',
+						tableName: RATE_LIMITS_TABLE,
 						// Expired rows are swept on Prisma's pool, not on the shared connection (rate-limit-cleanup.server.ts).
 						clearExpiredByTimeout: false,
 						insuranceLimiter: noticedInsurance(base),
