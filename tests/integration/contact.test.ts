@@ -325,6 +325,20 @@ describe('the SMTP conversation', () => {
 		expect(response.status).toBe(200)
 		await sink.waitForMessage((m) => m.subject === `[Contact] ${subject}`)
 	})
+
+	test('a kept connection the mail server ends as the next message starts (421): the message goes over a new one', async () => {
+		expect((await contact(valid)).status).toBe(200)
+		sink.setMode('close-kept')
+		try {
+			const subject = `Over a new connection ${crypto.randomUUID()}`
+			const response = await contact({ ...valid, subject })
+			expect(response.status).toBe(200)
+			const mail = await sink.waitForMessage((m) => m.subject === `[Contact] ${subject}`)
+			expect(sink.messages.filter((m) => m.messageId === mail.messageId)).toHaveLength(1)
+		} finally {
+			sink.setMode('ok')
+		}
+	})
 })
 
 describe('messages on their way to the mail server at once (SMTP_MAX_CONNECTIONS)', () => {

@@ -8,9 +8,11 @@ import { SMTPServer, type SMTPServerOptions } from 'smtp-server'
  * `reject` answers 550 after DATA (nodemailer: EMESSAGE); `reject-rcpt` refuses recipients
  * (EENVELOPE); `hang` never sends the greeting; `hang-data` never answers the end of DATA;
  * `drop-after-data` keeps the message (it is in `messages`) and cuts the connection instead of
- * answering the end of DATA: the client cannot know whether the message was delivered.
+ * answering the end of DATA: the client cannot know whether the message was delivered;
+ * `close-kept` answers 421 to the MAIL FROM of a connection's second and later messages and closes
+ * it (a relay ending a kept connection as the next message starts: none of it was sent).
  */
-export type SmtpMode = 'ok' | 'reject' | 'reject-rcpt' | 'hang' | 'hang-data' | 'drop-after-data'
+export type SmtpMode = 'ok' | 'reject' | 'reject-rcpt' | 'hang' | 'hang-data' | 'drop-after-data' | 'close-kept'
 
 export type CapturedMail = ParsedMail & {
 	/** The message source exactly as received. */
@@ -87,6 +89,10 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 			const stuck = heldBySession.get(session.id)
 			if (stuck) stuck.closed = true
 			heldBySession.delete(session.id)
+		},
+		onMailFrom(_address, session, callback) {
+			const kept = (session.transaction ?? 1) > 1
+			callback(mode === 'close-kept' && kept ? smtpError('Closing a kept connection (test sink)', 421) : undefined)
 		},
 		onRcptTo(_address, _session, callback) {
 			callback(mode === 'reject-rcpt' ? smtpError('Recipient rejected (test sink)', 550) : undefined)

@@ -1,4 +1,5 @@
 import { simpleParser } from 'mailparser'
+import { PassThrough } from 'node:stream'
 import MailComposer from 'nodemailer/lib/mail-composer'
 import { afterEach, describe, expect, test, vi } from 'vitest'
 import { contactEmail, contactRetryKey } from '#app/modules/contact/contact-email.server.ts'
@@ -210,10 +211,19 @@ describe('a prepared message', () => {
 		expect(second.baseBoundary).not.toBe(first.baseBoundary)
 	})
 
-	test('is read by nodemailer’s SMTP pool from a stream of its bytes', async () => {
+	test('is read by nodemailer’s SMTP pool: piped whole into a stream, and marked read only then', async () => {
 		const prepared = prepareMessage(contactEmail(SUBMISSIONS[0]!, SENDERS[0]!))
+		const source = prepared.createReadStream()
+		expect(source.readableDidRead).toBe(false)
 		const chunks: Buffer[] = []
-		for await (const chunk of prepared.createReadStream()) chunks.push(chunk as Buffer)
+		const sink = new PassThrough()
+		sink.on('data', (chunk: Buffer) => chunks.push(chunk))
+		const ended = new Promise((resolve) => sink.on('end', resolve))
+		expect(source.pipe(sink)).toBe(sink)
+		await ended
+		expect(source.readableDidRead).toBe(true)
 		expect(Buffer.concat(chunks).equals(prepared.raw)).toBe(true)
+		// Each read starts over: a retry on another connection sends the same bytes.
+		expect(prepared.createReadStream().readableDidRead).toBe(false)
 	})
 })
