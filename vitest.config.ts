@@ -12,7 +12,7 @@ export default defineConfig({
 			{
 				test: {
 					name: 'unit',
-					include: ['app/**/*.test.{ts,tsx}', 'server/**/*.test.{js,ts}', 'tests/mocks-selftest/**/*.test.ts'],
+					include: ['app/**/*.test.{ts,tsx}', 'server/**/*.test.{js,ts}', 'tests/mocks-selftest/**/*.test.ts', 'bench/**/*.test.ts'],
 					environment: 'node',
 					testTimeout: 30_000,
 					setupFiles: ['tests/support/fail-on-console-error.ts'],

@@ -18,7 +18,7 @@ import { productionStart } from '../tests/support/start-command.ts'
 import { sourcesNewerThanBuild } from '../scripts/build-freshness.js'
 import { createDatabase, findPostgresBin, freePort, startTestPostgres, type TestPostgres } from '../tests/support/postgres.ts'
 import { BROWSER_UA, measureClientWeight, type PageWeight } from './lib/client-weight.ts'
-import { runLoad, type LoadRequest, type LoadResult } from './lib/load.ts'
+import { mergeLoads, runLoad, type LoadRequest, type LoadResult } from './lib/load.ts'
 import { cleanupAll, installExitHandlers, isBailing, onCleanup, spawnTracked, stopChild } from './lib/processes.ts'
 import {
 	endpointName,
@@ -328,66 +328,140 @@ function summarize(
 	}
 }
 
-async function runSet(
-	target: Target,
-	meta: Pick<SetResult, 'id' | 'server' | 'database' | 'round' | 'anchor'> & { label: string },
-	specs: EndpointSpec[],
-	{
-		standIns,
-		mail,
-		processor,
-		sampler,
-		config,
-	}: { standIns: StandIns; mail: LeanSmtp; processor: LeanStripe; sampler: RssSampler; config: Config },
-): Promise<SetResult & { cookies: string[] }> {
-	const endpoints: EndpointResult[] = []
-	const setPeak = sampler.phase()
-	// Each set (each round included) mints its own users, so repeated rounds do the same work.
-	const cookies = specs.some((spec) => spec.signedIn) ? mintUsers(standIns, USERS, meta.id.replace(/\W/g, '')) : []
+type SetMeta = Pick<SetResult, 'id' | 'server' | 'database' | 'round' | 'anchor'> & { label: string }
+
+/** A server measured in a set, with the set's own users and its memory sampler. */
+type Measured = { target: Target; meta: SetMeta; sampler: RssSampler }
+
+type Shared = { standIns: StandIns; mail: LeanSmtp; processor: LeanStripe; config: Config }
+
+/** One measured stretch of load on one server: what a set's result for an endpoint is made of. */
+type Slice = { load: LoadResult; cpu: CpuUsage; peakRssMb: number; serverLog: string[]; mails: number; sessions: number }
+
+async function measureSlice(server: Measured, request: LoadRequest, seconds: number, { mail, processor, config }: Shared): Promise<Slice> {
+	const logMark = server.target.logMark()
+	const peak = server.sampler.phase()
+	const cpu = startCpuMeter(server.target.pid, os.cpus().length)
+	const mailsBefore = mail.accepted()
+	const sessionsBefore = processor.sessionsCreated()
+	const load = await runLoad(server.target.url, request, { seconds, connections: config.connections })
+	return {
+		load,
+		cpu: cpu(),
+		peakRssMb: peak(),
+		serverLog: server.target.logSince(logMark),
+		mails: mail.accepted() - mailsBefore,
+		sessions: processor.sessionsCreated() - sessionsBefore,
+	}
+}
+
+/** Slices of one server merged: CPU shares weighted by each slice's length, the rest added up or the highest. */
+function mergeSlices(slices: Slice[]): Slice {
+	const seconds = slices.map((slice) => slice.load.duration || 1)
+	const total = seconds.reduce((sum, value) => sum + value, 0)
+	const weighted = (pick: (cpu: CpuUsage) => number | null) => {
+		const values = slices.map((slice) => pick(slice.cpu))
+		if (values.some((value) => value === null)) return null
+		return values.reduce<number>((sum, value, index) => sum + value! * seconds[index]!, 0) / total
+	}
+	return {
+		load: mergeLoads(slices.map((slice) => slice.load)),
+		cpu: {
+			serverPct: weighted((cpu) => cpu.serverPct),
+			benchPct: weighted((cpu) => cpu.benchPct)!,
+			machinePct: weighted((cpu) => cpu.machinePct)!,
+		},
+		peakRssMb: Math.max(...slices.map((slice) => slice.peakRssMb)),
+		serverLog: slices.flatMap((slice) => slice.serverLog),
+		mails: slices.reduce((sum, slice) => sum + slice.mails, 0),
+		sessions: slices.reduce((sum, slice) => sum + slice.sessions, 0),
+	}
+}
+
+/**
+ * Every endpoint against one server, or against two side by side: an anchor paired with ours
+ * (decision 0027). Paired, each endpoint is warmed on both, then measured in four half-length slices,
+ * anchor, ours, ours, anchor, so that the machine's drift over the minutes of a run (±10–25 % here
+ * from one run to the next) falls on both sides of the ratio alike. Each server gets the same total
+ * measured time as alone.
+ */
+async function runSets(servers: Measured[], specs: EndpointSpec[], shared: Shared): Promise<Array<SetResult & { cookies: string[] }>> {
+	const { standIns, config } = shared
+	const paired = servers.length === 2
+	const order = paired ? [0, 1, 1, 0] : [0]
+	const sliceSeconds = paired ? config.seconds / 2 : config.seconds
+	const results = servers.map(() => [] as EndpointResult[])
+	const setPeaks = servers.map((server) => server.sampler.phase())
+	// Each set (each round and each server) mints its own users, so repeated rounds do the same work.
+	const cookies = servers.map((server) =>
+		specs.some((spec) => spec.signedIn) ? mintUsers(standIns, USERS, server.meta.id.replace(/\W/g, '')) : [],
+	)
 	for (const spec of specs) {
-		const users = spec.signedIn ? cookies : undefined
-		const request: LoadRequest = { method: spec.method, path: spec.path, headers: spec.headers, body: spec.body, cookies: users }
-		process.stdout.write(`  ${meta.label}: ${endpointName(spec)} `)
-		let startAt = 0
+		const requests = servers.map((_, index): LoadRequest => {
+			const users = spec.signedIn ? cookies[index] : undefined
+			return { method: spec.method, path: spec.path, headers: spec.headers, body: spec.body, cookies: users }
+		})
+		const next = servers.map(() => 0)
+		const labels = servers.map((server) => server.meta.label).join(' | ')
+		process.stdout.write(`  ${labels}: ${endpointName(spec)} `)
 		if (config.warmup > 0) {
-			const warm = await runLoad(target.url, request, { seconds: config.warmup, connections: config.connections })
-			startAt = warm.nextCookie
+			for (const [index, server] of servers.entries()) {
+				const warm = await runLoad(server.target.url, requests[index]!, { seconds: config.warmup, connections: config.connections })
+				next[index] = warm.nextCookie
+			}
 			process.stdout.write('(warmed) ')
 		}
-		const logMark = target.logMark()
-		const peak = sampler.phase()
-		const cpu = startCpuMeter(target.pid, os.cpus().length)
-		const mailsBefore = mail.accepted()
-		const sessionsBefore = processor.sessionsCreated()
-		const load = await runLoad(target.url, { ...request, startAt }, { seconds: config.seconds, connections: config.connections })
-		const result = summarize(spec, load, {
-			peakRssMb: peak(),
-			cpu: cpu(),
-			serverLog: target.logSince(logMark),
-			usersInRotation: users?.length,
-		})
-		if (spec.id === 'contact') result.mailsAccepted = mail.accepted() - mailsBefore
-		if (spec.id === 'checkout') result.checkoutSessionsCreated = processor.sessionsCreated() - sessionsBefore
-		endpoints.push(result)
+		const slices = servers.map(() => [] as Slice[])
+		for (const index of order) {
+			// The rotation continues where the warm-up (or the server's previous slice) stopped.
+			const slice = await measureSlice(servers[index]!, { ...requests[index]!, startAt: next[index] }, sliceSeconds, shared)
+			next[index] = slice.load.nextCookie
+			slices[index]!.push(slice)
+		}
+		const lines: string[] = []
+		for (const [index, server] of servers.entries()) {
+			const merged = mergeSlices(slices[index]!)
+			const result = summarize(spec, merged.load, {
+				peakRssMb: merged.peakRssMb,
+				cpu: merged.cpu,
+				serverLog: merged.serverLog,
+				usersInRotation: requests[index]!.cookies?.length,
+			})
+			if (spec.id === 'contact') result.mailsAccepted = merged.mails
+			if (spec.id === 'checkout') result.checkoutSessionsCreated = merged.sessions
+			if (paired) result.slices = slices[index]!.map((slice) => ({ seconds: slice.load.duration, okRps: okPerSecond(slice.load) }))
+			results[index]!.push(result)
+			lines.push(
+				`${paired ? `${server.meta.server} ` : ''}${result.rps.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(1)} ms, CPU server ${result.cpu.serverPct?.toFixed(0)}% machine ${result.cpu.machinePct.toFixed(0)}%` +
+					(result.errors || result.rateLimited ? `, ${result.errors} errors, ${result.rateLimited}× 429` : ''),
+			)
+		}
 		clearStandInRecords(standIns)
-		console.log(
-			`${result.rps.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(1)} ms, CPU server ${result.cpu.serverPct?.toFixed(0)}% machine ${result.cpu.machinePct.toFixed(0)}%` +
-				(result.errors || result.rateLimited ? `, ${result.errors} errors, ${result.rateLimited}× 429` : ''),
-		)
+		console.log(lines.join('; '))
 		await sleep(300)
 	}
-	const peakRssMb = setPeak()
-	await sleep(1000) // let the server idle before reading its resident memory
-	const after = sampler.now()
-	return {
-		...meta,
-		endpoints,
-		peakRssMb: Math.max(peakRssMb, after?.rssMb ?? 0),
-		rssAfterMb: after?.rssMb ?? null,
-		hwmMb: after?.hwmMb ?? null,
-		startupMs: target.startupMs,
-		cookies,
-	}
+	const peaks = setPeaks.map((end) => end())
+	await sleep(1000) // let the servers idle before reading their resident memory
+	return servers.map((server, index) => {
+		const after = server.sampler.now()
+		return {
+			...server.meta,
+			endpoints: results[index]!,
+			peakRssMb: Math.max(peaks[index]!, after?.rssMb ?? 0),
+			rssAfterMb: after?.rssMb ?? null,
+			hwmMb: after?.hwmMb ?? null,
+			startupMs: server.target.startupMs,
+			cookies: cookies[index]!,
+		}
+	})
+}
+
+/** 2xx responses per second of one load run. */
+function okPerSecond(load: LoadResult) {
+	const ok = Object.entries(load.statusCodeStats)
+		.filter(([status]) => status.startsWith('2'))
+		.reduce((sum, [, { count }]) => sum + count, 0)
+	return ok / (load.duration || 1)
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -442,7 +516,8 @@ async function main() {
 	const runEmbedded = config.only !== 'postgres'
 	const serverSets = (runPostgres ? 2 : 0) + (runEmbedded ? 1 : 0) + 1
 	const selected = config.endpoints ? ENDPOINTS.filter((spec) => config.endpoints!.includes(spec.id)) : ENDPOINTS
-	const endpointRuns = serverSets * ENDPOINTS.length * Math.max(1, config.rounds - 1) + 1
+	// Per endpoint: a warm-up and the measured seconds on each server of a round (two when paired).
+	const endpointRuns = 1 + ENDPOINTS.length * 2 * ((runPostgres ? config.rounds : 0) + (runEmbedded ? 1 : 0))
 	// Every run, every start-up (migrations included) and teardown, with room to spare: never hang.
 	const watchdogMs = (endpointRuns * (config.seconds + config.warmup + 20) + (serverSets + 1) * 240 + 900) * 1000
 	installExitHandlers({ watchdogMs })
@@ -492,80 +567,69 @@ async function main() {
 	const sets: SetResult[] = []
 	let clientWeight: PageWeight[] = []
 
-	const withServer = async <T>(target: Target, work: (sampler: RssSampler) => Promise<T>) => {
-		const sampler = new RssSampler(target.pid)
-		try {
-			return await work(sampler)
-		} finally {
-			sampler.stop()
-			await target.stop()
-		}
+	const keep = (results: Array<SetResult & { cookies: string[] }>) => {
+		for (const { cookies: _cookies, ...set } of results) sets.push(set)
+		return results
 	}
-	const keep = (result: SetResult & { cookies: string[] }) => {
-		const { cookies: _cookies, ...set } = result
-		sets.push(set)
-		return result
+	const shared: Shared = { standIns, mail, processor, config }
+	const measured = (target: Target, meta: SetMeta): Measured => ({ target, meta, sampler: new RssSampler(target.pid) })
+	const stopAll = async (servers: Measured[]) => {
+		for (const server of servers) server.sampler.stop()
+		await Promise.all(servers.map((server) => server.target.stop()))
 	}
 
 	if (config.anchors) {
 		// Anchor 1: the bare node:http server.
 		console.log('\nAnchor: bare node:http')
-		const bare = await startBare()
-		await withServer(bare, async (sampler) =>
-			keep(
-				await runSet(
-					bare,
-					{ id: 'bare', label: 'node:http (bare)', server: 'node:http', database: 'none', anchor: true },
-					[ENDPOINTS[0]!],
-					{
-						standIns,
-						mail,
-						processor,
-						sampler,
-						config,
-					},
-				),
-			),
-		)
+		const bare = measured(await startBare(), { id: 'bare', label: 'node:http (bare)', server: 'node:http', database: 'none', anchor: true })
+		try {
+			keep(await runSets([bare], [ENDPOINTS[0]!], shared))
+		} finally {
+			await stopAll([bare])
+		}
+	}
 
-		// Anchor 2: the same build under stock remix-serve, on the database kind measured (PostgreSQL first).
-		const remixDb = runPostgres ? 'postgres' : 'embedded'
+	// Anchor 2: the same build under stock remix-serve, on the database kind measured (PostgreSQL first),
+	// measured beside ours in every round of that kind (runSets: paired slices).
+	const remixDb = runPostgres ? 'postgres' : 'embedded'
+	const startAnchor = async () => {
+		if (!config.anchors) return undefined
 		console.log(`\nAnchor: remix-serve on ${remixDb} (starting; a fresh database is migrated first)`)
-		const remixLabel = `remix-serve · ${remixDb}`
-		const remix = await startRemixServe(
-			remixLabel,
+		return startRemixServe(
+			`remix-serve · ${remixDb}`,
 			runPostgres ? await freshPostgres('bench_remix_serve') : freshEmbedded('remix-serve'),
 			standIns,
 		)
-		await withServer(remix, async (sampler) =>
-			keep(
-				await runSet(remix, { id: 'remix-serve', label: remixLabel, server: 'remix-serve', database: remixDb, anchor: true }, selected, {
-					standIns,
-					mail,
-					processor,
-					sampler,
-					config,
-				}),
-			),
-		)
 	}
+	const anchorMeta = (round: number | undefined): SetMeta => ({
+		id: round === undefined ? 'remix-serve' : `remix-serve-${round}`,
+		label: `remix-serve · ${remixDb}${round === undefined ? '' : ` · round ${round}`}`,
+		server: 'remix-serve',
+		database: remixDb,
+		...(round === undefined ? {} : { round }),
+		anchor: true,
+	})
 
 	if (runPostgres) {
-		console.log(`\nOurs on PostgreSQL (${config.rounds} identical round(s) on one server)`)
+		const remix = await startAnchor()
+		console.log(`\nOurs on PostgreSQL (${config.rounds} identical round(s) on one server${remix ? ', each beside remix-serve' : ''})`)
 		const ours = await startOurs('ours · postgres', await freshPostgres('bench_ours'), standIns, config.nodeArgs)
-		await withServer(ours, async (sampler) => {
+		const oursMeasured = measured(ours, { id: 'ours-postgres-1', label: '', server: 'ours', database: 'postgres', anchor: false })
+		const anchorMeasured = remix ? measured(remix, anchorMeta(1)) : undefined
+		try {
 			let lastCookies: string[] = []
 			for (let round = 1; round <= config.rounds; round++) {
-				const label = `ours · postgres · round ${round}`
-				const result = keep(
-					await runSet(
-						ours,
-						{ id: `ours-postgres-${round}`, label, server: 'ours', database: 'postgres', round, anchor: false },
-						selected,
-						{ standIns, mail, processor, sampler, config },
-					),
-				)
-				lastCookies = result.cookies
+				oursMeasured.meta = {
+					id: `ours-postgres-${round}`,
+					label: `ours · postgres · round ${round}`,
+					server: 'ours',
+					database: 'postgres',
+					round,
+					anchor: false,
+				}
+				if (anchorMeasured) anchorMeasured.meta = anchorMeta(round)
+				const results = keep(await runSets(anchorMeasured ? [anchorMeasured, oursMeasured] : [oursMeasured], selected, shared))
+				lastCookies = results.at(-1)!.cookies
 			}
 			clientWeight = await measureClientWeight(
 				ours.url,
@@ -577,29 +641,33 @@ async function main() {
 				],
 				path.join(projectRoot, 'build/client'),
 			)
-		})
+		} finally {
+			await stopAll(anchorMeasured ? [anchorMeasured, oursMeasured] : [oursMeasured])
+		}
 	}
 
 	if (runEmbedded) {
+		// Paired with remix-serve only when it runs on this kind (BENCH_ONLY=embedded); otherwise compared
+		// with the PostgreSQL anchor's first round.
+		const remix = runPostgres ? undefined : await startAnchor()
 		console.log('\nOurs on the embedded database (starting; a fresh database is migrated first)')
 		const ours = await startOurs('ours · embedded', freshEmbedded('ours'), standIns, config.nodeArgs)
-		await withServer(ours, async (sampler) => {
-			const result = keep(
-				await runSet(
-					ours,
-					{ id: 'ours-embedded', label: 'ours · embedded', server: 'ours', database: 'embedded', anchor: false },
-					selected,
-					{ standIns, mail, processor, sampler, config },
-				),
-			)
+		const servers = [
+			...(remix ? [measured(remix, anchorMeta(1))] : []),
+			measured(ours, { id: 'ours-embedded', label: 'ours · embedded', server: 'ours', database: 'embedded', round: 1, anchor: false }),
+		]
+		try {
+			const results = keep(await runSets(servers, selected, shared))
 			if (clientWeight.length === 0) {
 				clientWeight = await measureClientWeight(
 					ours.url,
-					[{ path: '/' }, { path: '/pricing' }, { path: '/contact' }, { path: '/account', cookie: result.cookies[0] }],
+					[{ path: '/' }, { path: '/pricing' }, { path: '/contact' }, { path: '/account', cookie: results.at(-1)!.cookies[0] }],
 					path.join(projectRoot, 'build/client'),
 				)
 			}
-		})
+		} finally {
+			await stopAll(servers)
+		}
 	}
 
 	// Report

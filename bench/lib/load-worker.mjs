@@ -31,7 +31,8 @@ if (cookies && cookies.length > 0) {
 
 const options = { url, connections, duration, timeout: timeoutSeconds, requests: [request] }
 // Off the main thread autocannon hands back raw histograms: aggregate them as its main thread would.
-const result = autocannon.aggregateResult([await autocannon(options)], options)
+const raw = await autocannon(options)
+const result = autocannon.aggregateResult([raw], options)
 
 parentPort.postMessage({
 	duration: result.duration,
@@ -51,6 +52,8 @@ parentPort.postMessage({
 	resets: result.resets,
 	statusCodeStats: result.statusCodeStats,
 	samples,
+	/** The run's latency histogram as autocannon encodes it: runs in slices are merged from these. */
+	latencyHistogram: raw.latencies,
 	/** Where the next run should continue the rotation, so a warm-up and its run use different users. */
 	nextCookie: cookies ? next % cookies.length : 0,
 })

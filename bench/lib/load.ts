@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
 import { onCleanup } from './processes.ts'
 
@@ -25,6 +26,8 @@ export type LoadResult = {
 	statusCodeStats: Record<string, { count: number }>
 	samples: Record<string, string[]>
 	nextCookie: number
+	/** autocannon's encoded latency histogram of the run (dropped from the results file). */
+	latencyHistogram?: string
 }
 
 /** Drives `baseUrl` with autocannon in a worker thread for `seconds` at `connections`. */
@@ -61,3 +64,75 @@ export function runLoad(baseUrl: string, request: LoadRequest, { seconds, connec
 		worker.once('exit', (code) => finish(new Error(`load generator exited with ${code} before reporting`)))
 	})
 }
+
+type Histogram = { add: (other: Histogram) => void; destroy: () => void; totalCount: number }
+type HistogramTools = {
+	decodeHist: (encoded: string) => Histogram
+	histAsObj: (histogram: Histogram) => Record<string, number>
+	addPercentiles: (histogram: Histogram, summary: Record<string, number>) => Record<string, number>
+}
+
+/**
+ * One result for runs of the same request against the same server measured in slices (the paired
+ * anchor runs, decision 0027): counts and durations added up, and the latency percentiles read from
+ * the slices' latency histograms merged, as autocannon merges its own workers' histograms.
+ */
+export function mergeLoads(loads: LoadResult[]): LoadResult {
+	if (loads.length === 1) return withoutHistogram(loads[0]!)
+	const histograms = createRequire(import.meta.url)('autocannon/lib/histUtil.js') as HistogramTools
+	const decoded = loads.map((load) => (load.latencyHistogram ? histograms.decodeHist(load.latencyHistogram) : null))
+	const merged = decoded.every((histogram) => histogram !== null) ? decoded[0]! : null
+	for (const histogram of decoded.slice(1)) merged?.add(histogram!)
+	const percentiles = merged ? histograms.addPercentiles(merged, histograms.histAsObj(merged)) : null
+	const duration = sum(loads.map((load) => load.duration))
+	const total = sum(loads.map((load) => load.requests.total))
+	const statusCodeStats: LoadResult['statusCodeStats'] = {}
+	const samples: LoadResult['samples'] = {}
+	for (const load of loads) {
+		for (const [status, { count }] of Object.entries(load.statusCodeStats)) {
+			statusCodeStats[status] = { count: (statusCodeStats[status]?.count ?? 0) + count }
+		}
+		for (const [status, bodies] of Object.entries(load.samples)) samples[status] = [...(samples[status] ?? []), ...bodies].slice(0, 3)
+	}
+	const counts = Object.fromEntries(
+		(['1xx', '2xx', '3xx', '4xx', '5xx'] as const).map((kind) => [kind, sum(loads.map((load) => load.counts[kind]))]),
+	) as LoadResult['counts']
+	for (const histogram of decoded) histogram?.destroy()
+	return {
+		duration,
+		requests: { average: total / (duration || 1), total },
+		// Without a histogram for every slice (never, with load-worker.mjs), the slowest slice's figures.
+		latency: percentiles
+			? {
+					p50: percentiles.p50!,
+					p90: percentiles.p90!,
+					p99: percentiles.p99!,
+					max: percentiles.max!,
+					average: percentiles.average!,
+				}
+			: {
+					p50: Math.max(...loads.map((load) => load.latency.p50)),
+					p90: Math.max(...loads.map((load) => load.latency.p90)),
+					p99: Math.max(...loads.map((load) => load.latency.p99)),
+					max: Math.max(...loads.map((load) => load.latency.max)),
+					average: Math.max(...loads.map((load) => load.latency.average)),
+				},
+		throughputBytesPerSec: sum(loads.map((load) => load.throughputBytesPerSec * load.duration)) / (duration || 1),
+		counts,
+		non2xx: sum(loads.map((load) => load.non2xx)),
+		errors: sum(loads.map((load) => load.errors)),
+		timeouts: sum(loads.map((load) => load.timeouts)),
+		resets: sum(loads.map((load) => load.resets)),
+		statusCodeStats,
+		samples,
+		nextCookie: loads.at(-1)!.nextCookie,
+	}
+}
+
+/** The result as kept in the results file: the encoded histogram is for merging only. */
+export function withoutHistogram(load: LoadResult): LoadResult {
+	const { latencyHistogram: _histogram, ...kept } = load
+	return kept
+}
+
+const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)

@@ -32,6 +32,8 @@ export type EndpointResult = {
 	mailsAccepted?: number
 	/** POST /api/billing/checkout: checkout sessions the payment processor created during the run. */
 	checkoutSessionsCreated?: number
+	/** Measured beside an anchor: each slice's length and 2xx/s, in the order they ran. */
+	slices?: Array<{ seconds: number; okRps: number }>
 	load: LoadResult
 }
 
@@ -61,12 +63,20 @@ export function find(sets: SetResult[], predicate: (set: SetResult) => boolean, 
 }
 
 const bare = (sets: SetResult[]) => find(sets, (set) => set.server === 'node:http', 'health')
-const remix = (sets: SetResult[], endpoint: EndpointId) => find(sets, (set) => set.server === 'remix-serve', endpoint)
+/**
+ * The remix-serve result `set` is compared with: the anchor measured beside it (same round, same
+ * database: decision 0027), else the first remix-serve set (the embedded set beside a PostgreSQL run).
+ */
+export function anchorFor(sets: SetResult[], set: Pick<SetResult, 'round' | 'database'>, endpoint: EndpointId) {
+	const anchors = sets.filter((candidate) => candidate.server === 'remix-serve')
+	const beside = anchors.find((anchor) => anchor.round === set.round && anchor.database === set.database)
+	return (beside ?? anchors[0])?.endpoints.find((result) => result.endpoint === endpoint)
+}
 
 /** Ratio of 2xx/s to the anchors; null when the anchor did not run or served no 2xx. */
 export function ratios(sets: SetResult[], set: SetResult, result: EndpointResult) {
 	const bareHealth = bare(sets)
-	const remixSame = set.server === 'remix-serve' ? undefined : remix(sets, result.endpoint)
+	const remixSame = set.server === 'remix-serve' ? undefined : anchorFor(sets, set, result.endpoint)
 	return {
 		vsBare: set.server !== 'node:http' && bareHealth?.okRps ? result.okRps / bareHealth.okRps : null,
 		vsRemixServe: remixSame?.okRps ? result.okRps / remixSame.okRps : null,
@@ -163,7 +173,7 @@ export function evaluateTargets(sets: SetResult[]): Target[] {
 		for (const endpoint of [...API_ENDPOINTS, 'pricing'] as EndpointId[]) {
 			const result = set.endpoints.find((r) => r.endpoint === endpoint)
 			if (!result) continue
-			const anchor = remix(sets, endpoint)
+			const anchor = anchorFor(sets, set, endpoint)
 			const wanted = endpoint === 'pricing' ? 2 : 3
 			const anchorBroken = anchor && anchor.okRps === 0
 			const multiple = anchor?.okRps ? result.okRps / anchor.okRps : null

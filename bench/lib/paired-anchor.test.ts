@@ -1,0 +1,112 @@
+import { createRequire } from 'node:module'
+import { describe, expect, it } from 'vitest'
+import { mergeLoads, type LoadResult } from './load.ts'
+import { anchorFor, type EndpointResult, type SetResult } from './report.ts'
+
+// The benchmark measures ours beside remix-serve in slices (decision 0027): these are the two pieces
+// that turn slices into the figures the targets are judged on.
+
+// autocannon's own histogram helpers (the module mergeLoads reads the slices with).
+type HistUtil = {
+	getHistograms: () => { latencies: { recordValue: (value: number) => void; destroy: () => void } }
+	encodeHist: (histogram: unknown) => string
+}
+const histUtil = createRequire(import.meta.url)('autocannon/lib/histUtil.js') as HistUtil
+
+/** A slice of `seconds` whose 2xx responses took the given latencies (ms), as load-worker.mjs reports one. */
+function slice(seconds: number, latencies: number[], extra: Partial<LoadResult> = {}): LoadResult {
+	const histogram = histUtil.getHistograms().latencies
+	for (const value of latencies) histogram.recordValue(value)
+	const encoded = histUtil.encodeHist(histogram)
+	histogram.destroy()
+	const sorted = [...latencies].sort((a, b) => a - b)
+	return {
+		duration: seconds,
+		requests: { average: latencies.length / seconds, total: latencies.length },
+		latency: { p50: sorted[Math.floor(sorted.length / 2)]!, p90: 0, p99: sorted.at(-1)!, max: sorted.at(-1)!, average: 0 },
+		throughputBytesPerSec: 1000,
+		counts: { '1xx': 0, '2xx': latencies.length, '3xx': 0, '4xx': 0, '5xx': 0 },
+		non2xx: 0,
+		errors: 0,
+		timeouts: 0,
+		resets: 0,
+		statusCodeStats: { '200': { count: latencies.length } },
+		samples: {},
+		nextCookie: 7,
+		latencyHistogram: encoded,
+		...extra,
+	}
+}
+
+describe('mergeLoads', () => {
+	it('adds up counts and durations and reads the percentiles from the merged histograms', () => {
+		// 100 fast answers in one slice, 100 slow ones in the other: the merged p50 sits between them,
+		// and the merged p99 is the slow slice's, which neither slice's own p50 shows.
+		const fast = slice(
+			5,
+			Array.from({ length: 100 }, () => 2),
+		)
+		const slow = slice(
+			5,
+			Array.from({ length: 100 }, () => 40),
+			{
+				statusCodeStats: { '200': { count: 90 }, '500': { count: 10 } },
+				samples: { '500': ['{"code":"server-error"}'] },
+				errors: 1,
+				nextCookie: 3,
+			},
+		)
+		const merged = mergeLoads([fast, slow])
+		expect(merged.duration).toBe(10)
+		expect(merged.requests.total).toBe(200)
+		expect(merged.statusCodeStats).toEqual({ '200': { count: 190 }, '500': { count: 10 } })
+		expect(merged.samples).toEqual({ '500': ['{"code":"server-error"}'] })
+		expect(merged.errors).toBe(1)
+		expect(merged.latency.p50).toBe(2)
+		expect(merged.latency.p99).toBe(40)
+		expect(merged.latency.max).toBe(40)
+		// The rotation of users goes on from the last slice.
+		expect(merged.nextCookie).toBe(3)
+		// Nothing encoded is kept in the results file.
+		expect(merged).not.toHaveProperty('latencyHistogram')
+	})
+
+	it('keeps a single slice as it is, without its histogram', () => {
+		const only = slice(10, [1, 2, 3])
+		const { latencyHistogram: _encoded, ...expected } = only
+		expect(mergeLoads([only])).toEqual(expected)
+	})
+})
+
+describe('anchorFor', () => {
+	const result = (endpoint: EndpointResult['endpoint'], okRps: number) => ({ endpoint, okRps }) as EndpointResult
+	const set = (server: SetResult['server'], database: SetResult['database'], round: number | undefined, okRps: number): SetResult => ({
+		id: `${server}-${database}-${round}`,
+		label: '',
+		server,
+		database,
+		...(round === undefined ? {} : { round }),
+		anchor: server !== 'ours',
+		endpoints: [result('contact', okRps)],
+		peakRssMb: 0,
+		rssAfterMb: null,
+		hwmMb: null,
+	})
+
+	it('compares each round with the anchor measured beside it', () => {
+		const sets = [
+			set('remix-serve', 'postgres', 1, 1000),
+			set('ours', 'postgres', 1, 3100),
+			set('remix-serve', 'postgres', 2, 800),
+			set('ours', 'postgres', 2, 2500),
+		]
+		expect(anchorFor(sets, sets[1]!, 'contact')?.okRps).toBe(1000)
+		expect(anchorFor(sets, sets[3]!, 'contact')?.okRps).toBe(800)
+	})
+
+	it('compares a set with no anchor beside it (the embedded one) with the first anchor', () => {
+		const sets = [set('remix-serve', 'postgres', 1, 1000), set('remix-serve', 'postgres', 2, 800), set('ours', 'embedded', 1, 3000)]
+		expect(anchorFor(sets, sets[2]!, 'contact')?.okRps).toBe(1000)
+		expect(anchorFor([set('ours', 'postgres', 1, 3000)], { round: 1, database: 'postgres' }, 'contact')).toBeUndefined()
+	})
+})
