@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 import { mergeLoads, type LoadResult } from './load.ts'
-import { anchorFor, type EndpointResult, type SetResult } from './report.ts'
+import { anchorFor, cpuPerRequestUs, type EndpointResult, type SetResult } from './report.ts'
 
 // The benchmark measures ours beside remix-serve in slices (decision 0027): these are the two pieces
 // that turn slices into the figures the targets are judged on.
@@ -108,5 +108,13 @@ describe('anchorFor', () => {
 		const sets = [set('remix-serve', 'postgres', 1, 1000), set('remix-serve', 'postgres', 2, 800), set('ours', 'embedded', 1, 3000)]
 		expect(anchorFor(sets, sets[2]!, 'contact')?.okRps).toBe(1000)
 		expect(anchorFor([set('ours', 'postgres', 1, 3000)], { round: 1, database: 'postgres' }, 'contact')).toBeUndefined()
+	})
+})
+
+describe('cpuPerRequestUs', () => {
+	it('is the server process CPU time per response, in µs', () => {
+		expect(cpuPerRequestUs({ cpu: { serverPct: 90, benchPct: 0, machinePct: 0 }, rps: 3000 })).toBeCloseTo(300)
+		expect(cpuPerRequestUs({ cpu: { serverPct: null, benchPct: 0, machinePct: 0 }, rps: 3000 })).toBeNull()
+		expect(cpuPerRequestUs({ cpu: { serverPct: 90, benchPct: 0, machinePct: 0 }, rps: 0 })).toBeNull()
 	})
 })

@@ -83,6 +83,16 @@ export function ratios(sets: SetResult[], set: SetResult, result: EndpointResult
 	}
 }
 
+/**
+ * The server process's CPU time per response (µs): its CPU share over its responses per second. Not a
+ * target (the targets are requests per second), but the server's own cost, which the share of a core
+ * it gets on a busy two-core machine does not move (decision 0027).
+ */
+export function cpuPerRequestUs(result: Pick<EndpointResult, 'cpu' | 'rps'>): number | null {
+	if (result.cpu.serverPct === null || result.rps <= 0) return null
+	return ((result.cpu.serverPct / 100) * 1e6) / result.rps
+}
+
 /** `GET /pricing`, or `GET /pricing (variant)` for a second request to the same path. */
 export const endpointName = (result: Pick<EndpointResult, 'method' | 'path' | 'variant'>) =>
 	`${result.method} ${result.path}${result.variant ? ` (${result.variant})` : ''}`
@@ -103,6 +113,7 @@ export function table(sets: SetResult[]): string {
 		'429',
 		'peak RSS MB',
 		'CPU % srv/all',
+		'CPU µs/req',
 		'× node:http',
 		'× remix-serve',
 	]
@@ -121,6 +132,7 @@ export function table(sets: SetResult[]): string {
 				String(result.rateLimited),
 				fmt(result.peakRssMb, 1),
 				`${fmt(result.cpu.serverPct)}/${fmt(result.cpu.machinePct)}`,
+				fmt(cpuPerRequestUs(result)),
 				ratio(vsBare),
 				ratio(vsRemixServe),
 			])
@@ -184,7 +196,7 @@ export function evaluateTargets(sets: SetResult[]): Target[] {
 						? anchor
 							? `anchor served no 2xx (${describeStatuses(anchor)})`
 							: 'no anchor'
-						: `${multiple.toFixed(2)}× (${fmt(result.okRps)} vs ${fmt(anchor?.okRps)} 2xx/s)`,
+						: `${multiple.toFixed(2)}× (${fmt(result.okRps)} vs ${fmt(anchor?.okRps)} 2xx/s${cpuMultiple(result, anchor)})`,
 				threshold: `≥ ${wanted}×`,
 				met: multiple === null ? null : multiple >= wanted,
 				...(anchorBroken ? { note: 'remix-serve answered only errors: no valid comparison' } : {}),
@@ -217,6 +229,13 @@ export function evaluateTargets(sets: SetResult[]): Target[] {
 		})
 	}
 	return targets
+}
+
+/** "; CPU per request 3.20×": the anchor's CPU time per response over ours, when both were measured. */
+function cpuMultiple(result: EndpointResult, anchor: EndpointResult | undefined) {
+	const ours = cpuPerRequestUs(result)
+	const theirs = anchor ? cpuPerRequestUs(anchor) : null
+	return ours && theirs ? `; CPU per request ${(theirs / ours).toFixed(2)}×` : ''
 }
 
 export function describeStatuses(result: EndpointResult) {
