@@ -330,8 +330,11 @@ function summarize(
 
 type SetMeta = Pick<SetResult, 'id' | 'server' | 'database' | 'round' | 'anchor'> & { label: string }
 
-/** A server measured in a set, with the set's own users and its memory sampler. */
-type Measured = { target: Target; meta: SetMeta; sampler: RssSampler }
+/**
+ * A server measured in a set, with its memory sampler; `only`: the endpoints it is measured on (the
+ * bare node:http anchor answers health alone).
+ */
+type Measured = { target: Target; meta: SetMeta; sampler: RssSampler; only?: EndpointId[] }
 
 type Shared = { standIns: StandIns; mail: LeanSmtp; processor: LeanStripe; config: Config }
 
@@ -379,17 +382,14 @@ function mergeSlices(slices: Slice[]): Slice {
 }
 
 /**
- * Every endpoint against one server, or against two side by side: an anchor paired with ours
- * (decision 0027). Paired, each endpoint is warmed on both, then measured in four half-length slices,
- * anchor, ours, ours, anchor, so that the machine's drift over the minutes of a run (±10–25 % here
- * from one run to the next) falls on both sides of the ratio alike. Each server gets the same total
- * measured time as alone.
+ * Every endpoint against one server, or against ours (last) with anchors beside it (decision 0027).
+ * Paired, each endpoint is warmed on every server measuring it, then measured in half-length slices,
+ * the anchors, ours twice, the anchors in reverse (remix-serve, ours, ours, remix-serve), so that the
+ * machine's drift over the minutes of a run (±10–25 % here from one run to the next) falls on both
+ * sides of each ratio alike. Each server gets the same total measured time as alone.
  */
 async function runSets(servers: Measured[], specs: EndpointSpec[], shared: Shared): Promise<Array<SetResult & { cookies: string[] }>> {
 	const { standIns, config } = shared
-	const paired = servers.length === 2
-	const order = paired ? [0, 1, 1, 0] : [0]
-	const sliceSeconds = paired ? config.seconds / 2 : config.seconds
 	const results = servers.map(() => [] as EndpointResult[])
 	const setPeaks = servers.map((server) => server.sampler.phase())
 	// Each set (each round and each server) mints its own users, so repeated rounds do the same work.
@@ -397,15 +397,22 @@ async function runSets(servers: Measured[], specs: EndpointSpec[], shared: Share
 		specs.some((spec) => spec.signedIn) ? mintUsers(standIns, USERS, server.meta.id.replace(/\W/g, '')) : [],
 	)
 	for (const spec of specs) {
+		const active = [...servers.keys()].filter((index) => servers[index]!.only?.includes(spec.id) ?? true)
+		const ours = active.at(-1)!
+		const anchors = active.slice(0, -1)
+		const paired = anchors.length > 0
+		const order = paired ? [...anchors, ours, ours, ...anchors.toReversed()] : [ours]
+		const sliceSeconds = paired ? config.seconds / 2 : config.seconds
 		const requests = servers.map((_, index): LoadRequest => {
 			const users = spec.signedIn ? cookies[index] : undefined
 			return { method: spec.method, path: spec.path, headers: spec.headers, body: spec.body, cookies: users }
 		})
 		const next = servers.map(() => 0)
-		const labels = servers.map((server) => server.meta.label).join(' | ')
+		const labels = active.map((index) => servers[index]!.meta.label).join(' | ')
 		process.stdout.write(`  ${labels}: ${endpointName(spec)} `)
 		if (config.warmup > 0) {
-			for (const [index, server] of servers.entries()) {
+			for (const index of active) {
+				const server = servers[index]!
 				const warm = await runLoad(server.target.url, requests[index]!, { seconds: config.warmup, connections: config.connections })
 				next[index] = warm.nextCookie
 			}
@@ -419,7 +426,8 @@ async function runSets(servers: Measured[], specs: EndpointSpec[], shared: Share
 			slices[index]!.push(slice)
 		}
 		const lines: string[] = []
-		for (const [index, server] of servers.entries()) {
+		for (const index of active) {
+			const server = servers[index]!
 			const merged = mergeSlices(slices[index]!)
 			const result = summarize(spec, merged.load, {
 				peakRssMb: merged.peakRssMb,
@@ -442,10 +450,13 @@ async function runSets(servers: Measured[], specs: EndpointSpec[], shared: Share
 	}
 	const peaks = setPeaks.map((end) => end())
 	await sleep(1000) // let the servers idle before reading their resident memory
+	// Ours (the last server) was measured beside the others: its ratios are taken against those sets.
+	const besideIds = servers.slice(0, -1).map((server) => server.meta.id)
 	return servers.map((server, index) => {
 		const after = server.sampler.now()
 		return {
 			...server.meta,
+			...(index === servers.length - 1 && besideIds.length > 0 ? { beside: besideIds } : {}),
 			endpoints: results[index]!,
 			peakRssMb: Math.max(peaks[index]!, after?.rssMb ?? 0),
 			rssAfterMb: after?.rssMb ?? null,
@@ -516,8 +527,8 @@ async function main() {
 	const runEmbedded = config.only !== 'postgres'
 	const serverSets = (runPostgres ? 2 : 0) + (runEmbedded ? 1 : 0) + 1
 	const selected = config.endpoints ? ENDPOINTS.filter((spec) => config.endpoints!.includes(spec.id)) : ENDPOINTS
-	// Per endpoint: a warm-up and the measured seconds on each server of a round (two when paired).
-	const endpointRuns = 1 + ENDPOINTS.length * 2 * ((runPostgres ? config.rounds : 0) + (runEmbedded ? 1 : 0))
+	// Per endpoint: a warm-up and the measured seconds on each server of a round (up to three, paired).
+	const endpointRuns = ENDPOINTS.length * 3 * ((runPostgres ? config.rounds : 0) + (runEmbedded ? 1 : 0))
 	// Every run, every start-up (migrations included) and teardown, with room to spare: never hang.
 	const watchdogMs = (endpointRuns * (config.seconds + config.warmup + 20) + (serverSets + 1) * 240 + 900) * 1000
 	installExitHandlers({ watchdogMs })
@@ -568,106 +579,123 @@ async function main() {
 	let clientWeight: PageWeight[] = []
 
 	const keep = (results: Array<SetResult & { cookies: string[] }>) => {
-		for (const { cookies: _cookies, ...set } of results) sets.push(set)
+		// A server none of the selected endpoints was measured on (the bare anchor without health) has no set.
+		for (const { cookies: _cookies, ...set } of results) if (set.endpoints.length > 0) sets.push(set)
 		return results
 	}
 	const shared: Shared = { standIns, mail, processor, config }
-	const measured = (target: Target, meta: SetMeta): Measured => ({ target, meta, sampler: new RssSampler(target.pid) })
+	const measured = (target: Target, meta: SetMeta, only?: EndpointId[]): Measured => ({
+		target,
+		meta,
+		sampler: new RssSampler(target.pid),
+		...(only ? { only } : {}),
+	})
 	const stopAll = async (servers: Measured[]) => {
 		for (const server of servers) server.sampler.stop()
 		await Promise.all(servers.map((server) => server.target.stop()))
 	}
+	const roundLabel = (round: number | undefined) => (round === undefined ? '' : ` · round ${round}`)
 
-	if (config.anchors) {
-		// Anchor 1: the bare node:http server.
-		console.log('\nAnchor: bare node:http')
-		const bare = measured(await startBare(), { id: 'bare', label: 'node:http (bare)', server: 'node:http', database: 'none', anchor: true })
-		try {
-			keep(await runSets([bare], [ENDPOINTS[0]!], shared))
-		} finally {
-			await stopAll([bare])
-		}
-	}
-
-	// Anchor 2: the same build under stock remix-serve, on the database kind measured (PostgreSQL first),
-	// measured beside ours in every round of that kind (runSets: paired slices).
+	// The anchors (decision 0027), each measured beside ours in every round of the database kind measured
+	// first (PostgreSQL when it runs): the bare node:http server on health alone, this machine's limit;
+	// and the same build under stock remix-serve on that database kind.
 	const remixDb = runPostgres ? 'postgres' : 'embedded'
-	const startAnchor = async () => {
-		if (!config.anchors) return undefined
-		console.log(`\nAnchor: remix-serve on ${remixDb} (starting; a fresh database is migrated first)`)
-		return startRemixServe(
+	const bareMeta = (round: number): SetMeta => ({
+		id: `bare-${round}`,
+		label: `node:http (bare)${roundLabel(round)}`,
+		server: 'node:http',
+		database: 'none',
+		round,
+		anchor: true,
+	})
+	const remixMeta = (round: number): SetMeta => ({
+		id: `remix-serve-${round}`,
+		label: `remix-serve · ${remixDb}${roundLabel(round)}`,
+		server: 'remix-serve',
+		database: remixDb,
+		round,
+		anchor: true,
+	})
+	const anchors: Measured[] = []
+	if (config.anchors) {
+		console.log('\nAnchors: bare node:http, and remix-serve on ' + remixDb + ' (starting; a fresh database is migrated first)')
+		anchors.push(measured(await startBare(), bareMeta(1), ['health']))
+		const remix = await startRemixServe(
 			`remix-serve · ${remixDb}`,
 			runPostgres ? await freshPostgres('bench_remix_serve') : freshEmbedded('remix-serve'),
 			standIns,
 		)
+		// remix-serve first: for health the slices run remix-serve, bare, ours, ours, bare, remix-serve.
+		anchors.unshift(measured(remix, remixMeta(1)))
 	}
-	const anchorMeta = (round: number | undefined): SetMeta => ({
-		id: round === undefined ? 'remix-serve' : `remix-serve-${round}`,
-		label: `remix-serve · ${remixDb}${round === undefined ? '' : ` · round ${round}`}`,
-		server: 'remix-serve',
-		database: remixDb,
-		...(round === undefined ? {} : { round }),
-		anchor: true,
-	})
+	const [remixAnchor, bareAnchor] = anchors
 
-	if (runPostgres) {
-		const remix = await startAnchor()
-		console.log(`\nOurs on PostgreSQL (${config.rounds} identical round(s) on one server${remix ? ', each beside remix-serve' : ''})`)
-		const ours = await startOurs('ours · postgres', await freshPostgres('bench_ours'), standIns, config.nodeArgs)
-		const oursMeasured = measured(ours, { id: 'ours-postgres-1', label: '', server: 'ours', database: 'postgres', anchor: false })
-		const anchorMeasured = remix ? measured(remix, anchorMeta(1)) : undefined
-		try {
-			let lastCookies: string[] = []
-			for (let round = 1; round <= config.rounds; round++) {
-				oursMeasured.meta = {
-					id: `ours-postgres-${round}`,
-					label: `ours · postgres · round ${round}`,
-					server: 'ours',
-					database: 'postgres',
-					round,
-					anchor: false,
-				}
-				if (anchorMeasured) anchorMeasured.meta = anchorMeta(round)
-				const results = keep(await runSets(anchorMeasured ? [anchorMeasured, oursMeasured] : [oursMeasured], selected, shared))
-				lastCookies = results.at(-1)!.cookies
-			}
-			clientWeight = await measureClientWeight(
-				ours.url,
-				[
-					{ path: '/' },
-					{ path: '/pricing' },
-					{ path: '/contact' },
-					{ path: '/account', cookie: lastCookies[0] ?? mintUsers(standIns, 1, 'weight')[0] },
-				],
-				path.join(projectRoot, 'build/client'),
+	try {
+		if (runPostgres) {
+			console.log(
+				`\nOurs on PostgreSQL (${config.rounds} identical round(s) on one server${anchors.length ? ', each beside the anchors' : ''})`,
 			)
-		} finally {
-			await stopAll(anchorMeasured ? [anchorMeasured, oursMeasured] : [oursMeasured])
-		}
-	}
-
-	if (runEmbedded) {
-		// Paired with remix-serve only when it runs on this kind (BENCH_ONLY=embedded); otherwise compared
-		// with the PostgreSQL anchor's first round.
-		const remix = runPostgres ? undefined : await startAnchor()
-		console.log('\nOurs on the embedded database (starting; a fresh database is migrated first)')
-		const ours = await startOurs('ours · embedded', freshEmbedded('ours'), standIns, config.nodeArgs)
-		const servers = [
-			...(remix ? [measured(remix, anchorMeta(1))] : []),
-			measured(ours, { id: 'ours-embedded', label: 'ours · embedded', server: 'ours', database: 'embedded', round: 1, anchor: false }),
-		]
-		try {
-			const results = keep(await runSets(servers, selected, shared))
-			if (clientWeight.length === 0) {
+			const ours = await startOurs('ours · postgres', await freshPostgres('bench_ours'), standIns, config.nodeArgs)
+			const oursMeasured = measured(ours, { id: 'ours-postgres-1', label: '', server: 'ours', database: 'postgres', anchor: false })
+			try {
+				let lastCookies: string[] = []
+				for (let round = 1; round <= config.rounds; round++) {
+					oursMeasured.meta = {
+						id: `ours-postgres-${round}`,
+						label: `ours · postgres${roundLabel(round)}`,
+						server: 'ours',
+						database: 'postgres',
+						round,
+						anchor: false,
+					}
+					if (remixAnchor) remixAnchor.meta = remixMeta(round)
+					if (bareAnchor) bareAnchor.meta = bareMeta(round)
+					const results = keep(await runSets([...anchors, oursMeasured], selected, shared))
+					lastCookies = results.at(-1)!.cookies
+				}
 				clientWeight = await measureClientWeight(
 					ours.url,
-					[{ path: '/' }, { path: '/pricing' }, { path: '/contact' }, { path: '/account', cookie: results.at(-1)!.cookies[0] }],
+					[
+						{ path: '/' },
+						{ path: '/pricing' },
+						{ path: '/contact' },
+						{ path: '/account', cookie: lastCookies[0] ?? mintUsers(standIns, 1, 'weight')[0] },
+					],
 					path.join(projectRoot, 'build/client'),
 				)
+			} finally {
+				await stopAll([oursMeasured])
 			}
-		} finally {
-			await stopAll(servers)
 		}
+
+		if (runEmbedded) {
+			// Beside the anchors only when they run on this kind (BENCH_ONLY=embedded); otherwise compared
+			// with the PostgreSQL rounds' first anchors.
+			const beside = runPostgres ? [] : anchors
+			console.log('\nOurs on the embedded database (starting; a fresh database is migrated first)')
+			const ours = await startOurs('ours · embedded', freshEmbedded('ours'), standIns, config.nodeArgs)
+			const oursMeasured = measured(ours, {
+				id: 'ours-embedded',
+				label: 'ours · embedded',
+				server: 'ours',
+				database: 'embedded',
+				anchor: false,
+			})
+			try {
+				const results = keep(await runSets([...beside, oursMeasured], selected, shared))
+				if (clientWeight.length === 0) {
+					clientWeight = await measureClientWeight(
+						ours.url,
+						[{ path: '/' }, { path: '/pricing' }, { path: '/contact' }, { path: '/account', cookie: results.at(-1)!.cookies[0] }],
+						path.join(projectRoot, 'build/client'),
+					)
+				}
+			} finally {
+				await stopAll([oursMeasured])
+			}
+		}
+	} finally {
+		await stopAll(anchors)
 	}
 
 	// Report

@@ -80,34 +80,48 @@ describe('mergeLoads', () => {
 
 describe('anchorFor', () => {
 	const result = (endpoint: EndpointResult['endpoint'], okRps: number) => ({ endpoint, okRps }) as EndpointResult
-	const set = (server: SetResult['server'], database: SetResult['database'], round: number | undefined, okRps: number): SetResult => ({
-		id: `${server}-${database}-${round}`,
-		label: '',
+	const set = (
+		id: string,
+		server: SetResult['server'],
+		endpoint: EndpointResult['endpoint'],
+		okRps: number,
+		beside?: string[],
+	): SetResult => ({
+		id,
+		label: id,
 		server,
-		database,
-		...(round === undefined ? {} : { round }),
+		database: server === 'node:http' ? 'none' : 'postgres',
 		anchor: server !== 'ours',
-		endpoints: [result('contact', okRps)],
+		...(beside ? { beside } : {}),
+		endpoints: [result(endpoint, okRps)],
 		peakRssMb: 0,
 		rssAfterMb: null,
 		hwmMb: null,
 	})
 
-	it('compares each round with the anchor measured beside it', () => {
+	it('compares each round with the anchors measured beside it', () => {
 		const sets = [
-			set('remix-serve', 'postgres', 1, 1000),
-			set('ours', 'postgres', 1, 3100),
-			set('remix-serve', 'postgres', 2, 800),
-			set('ours', 'postgres', 2, 2500),
+			set('bare-1', 'node:http', 'health', 50_000),
+			set('remix-serve-1', 'remix-serve', 'contact', 1000),
+			set('ours-1', 'ours', 'contact', 3100, ['remix-serve-1', 'bare-1']),
+			set('bare-2', 'node:http', 'health', 40_000),
+			set('remix-serve-2', 'remix-serve', 'contact', 800),
+			set('ours-2', 'ours', 'contact', 2500, ['remix-serve-2', 'bare-2']),
 		]
-		expect(anchorFor(sets, sets[1]!, 'contact')?.okRps).toBe(1000)
-		expect(anchorFor(sets, sets[3]!, 'contact')?.okRps).toBe(800)
+		expect(anchorFor(sets, sets[2]!, 'contact')?.okRps).toBe(1000)
+		expect(anchorFor(sets, sets[5]!, 'contact')?.okRps).toBe(800)
+		expect(anchorFor(sets, sets[2]!, 'health', 'node:http')?.okRps).toBe(50_000)
+		expect(anchorFor(sets, sets[5]!, 'health', 'node:http')?.okRps).toBe(40_000)
 	})
 
-	it('compares a set with no anchor beside it (the embedded one) with the first anchor', () => {
-		const sets = [set('remix-serve', 'postgres', 1, 1000), set('remix-serve', 'postgres', 2, 800), set('ours', 'embedded', 1, 3000)]
+	it('compares a set measured beside no anchor (the embedded one, runs before 0027) with the first one', () => {
+		const sets = [
+			set('remix-serve-1', 'remix-serve', 'contact', 1000),
+			set('remix-serve-2', 'remix-serve', 'contact', 800),
+			set('ours-embedded', 'ours', 'contact', 3000),
+		]
 		expect(anchorFor(sets, sets[2]!, 'contact')?.okRps).toBe(1000)
-		expect(anchorFor([set('ours', 'postgres', 1, 3000)], { round: 1, database: 'postgres' }, 'contact')).toBeUndefined()
+		expect(anchorFor([set('ours-1', 'ours', 'contact', 3000)], {}, 'contact')).toBeUndefined()
 	})
 })
 

@@ -44,6 +44,8 @@ export type SetResult = {
 	database: 'none' | 'postgres' | 'embedded'
 	round?: number
 	anchor: boolean
+	/** Ours: the ids of the anchor sets measured beside it, in alternating slices (decision 0027). */
+	beside?: string[]
 	endpoints: EndpointResult[]
 	/** Highest VmRSS sampled while this set ran (MB). */
 	peakRssMb: number
@@ -62,20 +64,26 @@ export function find(sets: SetResult[], predicate: (set: SetResult) => boolean, 
 	return sets.find(predicate)?.endpoints.find((result) => result.endpoint === endpoint)
 }
 
-const bare = (sets: SetResult[]) => find(sets, (set) => set.server === 'node:http', 'health')
 /**
- * The remix-serve result `set` is compared with: the anchor measured beside it (same round, same
- * database: decision 0027), else the first remix-serve set (the embedded set beside a PostgreSQL run).
+ * The `server` anchor's result that `set` is compared with: the anchor set measured beside it
+ * (decision 0027), else the first set of that anchor (the embedded set beside a PostgreSQL run, and
+ * runs recorded before 0027, which measured each anchor once).
  */
-export function anchorFor(sets: SetResult[], set: Pick<SetResult, 'round' | 'database'>, endpoint: EndpointId) {
-	const anchors = sets.filter((candidate) => candidate.server === 'remix-serve')
-	const beside = anchors.find((anchor) => anchor.round === set.round && anchor.database === set.database)
+export function anchorFor(
+	sets: SetResult[],
+	set: Pick<SetResult, 'beside'>,
+	endpoint: EndpointId,
+	server: 'remix-serve' | 'node:http' = 'remix-serve',
+) {
+	const anchors = sets.filter((candidate) => candidate.server === server)
+	const beside = anchors.find((anchor) => set.beside?.includes(anchor.id))
 	return (beside ?? anchors[0])?.endpoints.find((result) => result.endpoint === endpoint)
 }
 
 /** Ratio of 2xx/s to the anchors; null when the anchor did not run or served no 2xx. */
 export function ratios(sets: SetResult[], set: SetResult, result: EndpointResult) {
-	const bareHealth = bare(sets)
+	// The anchors' rows are compared with the first bare set; ours with the one measured beside it.
+	const bareHealth = anchorFor(sets, set, 'health', 'node:http')
 	const remixSame = set.server === 'remix-serve' ? undefined : anchorFor(sets, set, result.endpoint)
 	return {
 		vsBare: set.server !== 'node:http' && bareHealth?.okRps ? result.okRps / bareHealth.okRps : null,
@@ -170,8 +178,8 @@ export function weightTable(weights: PageWeight[]): string {
 export function evaluateTargets(sets: SetResult[]): Target[] {
 	const targets: Target[] = []
 	const ours = sets.filter((set) => set.server === 'ours')
-	const bareHealth = bare(sets)
 	for (const set of ours) {
+		const bareHealth = anchorFor(sets, set, 'health', 'node:http')
 		const health = set.endpoints.find((result) => result.endpoint === 'health')
 		if (health) {
 			const share = bareHealth?.okRps ? health.okRps / bareHealth.okRps : null
