@@ -402,7 +402,8 @@ async function runSets(servers: Measured[], specs: EndpointSpec[], shared: Share
 		const anchors = active.slice(0, -1)
 		const paired = anchors.length > 0
 		const order = paired ? [...anchors, ours, ours, ...anchors.toReversed()] : [ours]
-		const sliceSeconds = paired ? config.seconds / 2 : config.seconds
+		// autocannon runs whole seconds (it stops at its 1 s sample tick): halves are whole too.
+		const sliceSeconds = paired ? Math.max(1, Math.round(config.seconds / 2)) : config.seconds
 		const requests = servers.map((_, index): LoadRequest => {
 			const users = spec.signedIn ? cookies[index] : undefined
 			return { method: spec.method, path: spec.path, headers: spec.headers, body: spec.body, cookies: users }
@@ -450,13 +451,13 @@ async function runSets(servers: Measured[], specs: EndpointSpec[], shared: Share
 	}
 	const peaks = setPeaks.map((end) => end())
 	await sleep(1000) // let the servers idle before reading their resident memory
-	// Ours (the last server) was measured beside the others: its ratios are taken against those sets.
-	const besideIds = servers.slice(0, -1).map((server) => server.meta.id)
+	// Each set was measured beside the others of this call: its ratios are taken against those sets.
 	return servers.map((server, index) => {
 		const after = server.sampler.now()
+		const beside = servers.filter((_, other) => other !== index).map((other) => other.meta.id)
 		return {
 			...server.meta,
-			...(index === servers.length - 1 && besideIds.length > 0 ? { beside: besideIds } : {}),
+			...(beside.length > 0 ? { beside } : {}),
 			endpoints: results[index]!,
 			peakRssMb: Math.max(peaks[index]!, after?.rssMb ?? 0),
 			rssAfterMb: after?.rssMb ?? null,
@@ -617,7 +618,8 @@ async function main() {
 		anchor: true,
 	})
 	const anchors: Measured[] = []
-	if (config.anchors) {
+	const startAnchors = async () => {
+		if (!config.anchors) return
 		console.log('\nAnchors: bare node:http, and remix-serve on ' + remixDb + ' (starting; a fresh database is migrated first)')
 		anchors.push(measured(await startBare(), bareMeta(1), ['health']))
 		const remix = await startRemixServe(
@@ -628,9 +630,11 @@ async function main() {
 		// remix-serve first: for health the slices run remix-serve, bare, ours, ours, bare, remix-serve.
 		anchors.unshift(measured(remix, remixMeta(1)))
 	}
-	const [remixAnchor, bareAnchor] = anchors
 
 	try {
+		// Inside the try: when an anchor fails to start, those started before it are stopped too.
+		await startAnchors()
+		const [remixAnchor, bareAnchor] = anchors
 		if (runPostgres) {
 			console.log(
 				`\nOurs on PostgreSQL (${config.rounds} identical round(s) on one server${anchors.length ? ', each beside the anchors' : ''})`,

@@ -105,19 +105,21 @@ describe('anchorFor', () => {
 			set('remix-serve-1', 'remix-serve', 'contact', 1000),
 			set('ours-1', 'ours', 'contact', 3100, ['remix-serve-1', 'bare-1']),
 			set('bare-2', 'node:http', 'health', 40_000),
-			set('remix-serve-2', 'remix-serve', 'contact', 800),
+			set('remix-serve-2', 'remix-serve', 'contact', 800, ['bare-2', 'ours-2']),
 			set('ours-2', 'ours', 'contact', 2500, ['remix-serve-2', 'bare-2']),
 		]
 		expect(anchorFor(sets, sets[2]!, 'contact')?.okRps).toBe(1000)
 		expect(anchorFor(sets, sets[5]!, 'contact')?.okRps).toBe(800)
 		expect(anchorFor(sets, sets[2]!, 'health', 'node:http')?.okRps).toBe(50_000)
 		expect(anchorFor(sets, sets[5]!, 'health', 'node:http')?.okRps).toBe(40_000)
+		// The anchors' own rows too: round 2's remix-serve against round 2's bare server.
+		expect(anchorFor(sets, sets[4]!, 'health', 'node:http')?.okRps).toBe(40_000)
 	})
 
 	it('compares a set measured beside no anchor (the embedded one, runs before 0027) with the first one', () => {
 		const sets = [
 			set('remix-serve-1', 'remix-serve', 'contact', 1000),
-			set('remix-serve-2', 'remix-serve', 'contact', 800),
+			set('remix-serve-2', 'remix-serve', 'contact', 800, ['bare-2', 'ours-2']),
 			set('ours-embedded', 'ours', 'contact', 3000),
 		]
 		expect(anchorFor(sets, sets[2]!, 'contact')?.okRps).toBe(1000)
