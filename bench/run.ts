@@ -301,9 +301,7 @@ function summarize(
 ): EndpointResult {
 	const statusCounts = Object.fromEntries(Object.entries(load.statusCodeStats).map(([status, { count }]) => [status, count]))
 	const responses = Object.values(statusCounts).reduce((sum, count) => sum + count, 0)
-	const ok = Object.entries(statusCounts)
-		.filter(([status]) => status.startsWith('2'))
-		.reduce((sum, [, count]) => sum + count, 0)
+	const ok = okResponses(load)
 	const rateLimited = statusCounts['429'] ?? 0
 	const duration = load.duration || 1
 	return {
@@ -438,7 +436,9 @@ async function runSets(servers: Measured[], specs: EndpointSpec[], shared: Share
 			})
 			if (spec.id === 'contact') result.mailsAccepted = merged.mails
 			if (spec.id === 'checkout') result.checkoutSessionsCreated = merged.sessions
-			if (paired) result.slices = slices[index]!.map((slice) => ({ seconds: slice.load.duration, okRps: okPerSecond(slice.load) }))
+			if (paired) {
+				result.slices = slices[index]!.map(({ load }) => ({ seconds: load.duration, okRps: okResponses(load) / (load.duration || 1) }))
+			}
 			results[index]!.push(result)
 			lines.push(
 				`${paired ? `${server.meta.server} ` : ''}${result.rps.toFixed(0)} req/s, p99 ${result.p99Ms.toFixed(1)} ms, CPU server ${result.cpu.serverPct?.toFixed(0)}% machine ${result.cpu.machinePct.toFixed(0)}%` +
@@ -468,12 +468,11 @@ async function runSets(servers: Measured[], specs: EndpointSpec[], shared: Share
 	})
 }
 
-/** 2xx responses per second of one load run. */
-function okPerSecond(load: LoadResult) {
-	const ok = Object.entries(load.statusCodeStats)
+/** 2xx responses of one load run: what the ratios and targets count. */
+function okResponses(load: LoadResult) {
+	return Object.entries(load.statusCodeStats)
 		.filter(([status]) => status.startsWith('2'))
 		.reduce((sum, [, { count }]) => sum + count, 0)
-	return ok / (load.duration || 1)
 }
 
 // ---------------------------------------------------------------------------------------------------

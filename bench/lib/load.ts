@@ -80,10 +80,13 @@ type HistogramTools = {
 export function mergeLoads(loads: LoadResult[]): LoadResult {
 	if (loads.length === 1) return withoutHistogram(loads[0]!)
 	const histograms = createRequire(import.meta.url)('autocannon/lib/histUtil.js') as HistogramTools
-	const decoded = loads.map((load) => (load.latencyHistogram ? histograms.decodeHist(load.latencyHistogram) : null))
-	const merged = decoded.every((histogram) => histogram !== null) ? decoded[0]! : null
-	for (const histogram of decoded.slice(1)) merged?.add(histogram!)
-	const percentiles = merged ? histograms.addPercentiles(merged, histograms.histAsObj(merged)) : null
+	const decoded = loads.map((load) => {
+		if (!load.latencyHistogram) throw new Error('mergeLoads: a slice without its latency histogram (load-worker.mjs sends one)')
+		return histograms.decodeHist(load.latencyHistogram)
+	})
+	const [merged] = decoded as [Histogram, ...Histogram[]]
+	for (const histogram of decoded.slice(1)) merged.add(histogram)
+	const percentiles = histograms.addPercentiles(merged, histograms.histAsObj(merged))
 	const duration = sum(loads.map((load) => load.duration))
 	const total = sum(loads.map((load) => load.requests.total))
 	const statusCodeStats: LoadResult['statusCodeStats'] = {}
@@ -97,26 +100,17 @@ export function mergeLoads(loads: LoadResult[]): LoadResult {
 	const counts = Object.fromEntries(
 		(['1xx', '2xx', '3xx', '4xx', '5xx'] as const).map((kind) => [kind, sum(loads.map((load) => load.counts[kind]))]),
 	) as LoadResult['counts']
-	for (const histogram of decoded) histogram?.destroy()
+	for (const histogram of decoded) histogram.destroy()
 	return {
 		duration,
 		requests: { average: total / (duration || 1), total },
-		// Without a histogram for every slice (never, with load-worker.mjs), the slowest slice's figures.
-		latency: percentiles
-			? {
-					p50: percentiles.p50!,
-					p90: percentiles.p90!,
-					p99: percentiles.p99!,
-					max: percentiles.max!,
-					average: percentiles.average!,
-				}
-			: {
-					p50: Math.max(...loads.map((load) => load.latency.p50)),
-					p90: Math.max(...loads.map((load) => load.latency.p90)),
-					p99: Math.max(...loads.map((load) => load.latency.p99)),
-					max: Math.max(...loads.map((load) => load.latency.max)),
-					average: Math.max(...loads.map((load) => load.latency.average)),
-				},
+		latency: {
+			p50: percentiles.p50!,
+			p90: percentiles.p90!,
+			p99: percentiles.p99!,
+			max: percentiles.max!,
+			average: percentiles.average!,
+		},
 		throughputBytesPerSec: sum(loads.map((load) => load.throughputBytesPerSec * load.duration)) / (duration || 1),
 		counts,
 		non2xx: sum(loads.map((load) => load.non2xx)),
@@ -130,7 +124,7 @@ export function mergeLoads(loads: LoadResult[]): LoadResult {
 }
 
 /** The result as kept in the results file: the encoded histogram is for merging only. */
-export function withoutHistogram(load: LoadResult): LoadResult {
+function withoutHistogram(load: LoadResult): LoadResult {
 	const { latencyHistogram: _histogram, ...kept } = load
 	return kept
 }

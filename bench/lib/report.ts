@@ -44,7 +44,7 @@ export type SetResult = {
 	database: 'none' | 'postgres' | 'embedded'
 	round?: number
 	anchor: boolean
-	/** Ours: the ids of the anchor sets measured beside it, in alternating slices (decision 0027). */
+	/** The ids of the sets measured beside this one, in alternating slices (decision 0027). */
 	beside?: string[]
 	endpoints: EndpointResult[]
 	/** Highest VmRSS sampled while this set ran (MB). */
@@ -59,10 +59,6 @@ export type SetResult = {
 export type Target = { name: string; measured: string; threshold: string; met: boolean | null; note?: string }
 
 const API_ENDPOINTS: EndpointId[] = ['billing-status', 'contact', 'checkout', 'delete-request']
-
-export function find(sets: SetResult[], predicate: (set: SetResult) => boolean, endpoint: EndpointId) {
-	return sets.find(predicate)?.endpoints.find((result) => result.endpoint === endpoint)
-}
 
 /**
  * The `server` anchor's result that `set` is compared with: the anchor set measured beside it
@@ -82,7 +78,7 @@ export function anchorFor(
 
 /** Ratio of 2xx/s to the anchors; null when the anchor did not run or served no 2xx. */
 export function ratios(sets: SetResult[], set: SetResult, result: EndpointResult) {
-	// The anchors' rows are compared with the first bare set; ours with the one measured beside it.
+	// Each against the anchor sets measured beside it (anchorFor).
 	const bareHealth = anchorFor(sets, set, 'health', 'node:http')
 	const remixSame = set.server === 'remix-serve' ? undefined : anchorFor(sets, set, result.endpoint)
 	return {
