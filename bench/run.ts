@@ -616,6 +616,21 @@ async function main() {
 		round,
 		anchor: true,
 	})
+	const oursPostgresMeta = (round: number): SetMeta => ({
+		id: `ours-postgres-${round}`,
+		label: `ours · postgres${roundLabel(round)}`,
+		server: 'ours',
+		database: 'postgres',
+		round,
+		anchor: false,
+	})
+	// JavaScript and CSS each page ships, read from ours; the account page as the signed-in `cookie` sees it.
+	const weighPages = (url: string, cookie: string | undefined) =>
+		measureClientWeight(
+			url,
+			[{ path: '/' }, { path: '/pricing' }, { path: '/contact' }, { path: '/account', cookie }],
+			path.join(projectRoot, 'build/client'),
+		)
 	const anchors: Measured[] = []
 	const startAnchors = async () => {
 		if (!config.anchors) return
@@ -639,33 +654,17 @@ async function main() {
 				`\nOurs on PostgreSQL (${config.rounds} identical round(s) on one server${anchors.length ? ', each beside the anchors' : ''})`,
 			)
 			const ours = await startOurs('ours · postgres', await freshPostgres('bench_ours'), standIns, config.nodeArgs)
-			const oursMeasured = measured(ours, { id: 'ours-postgres-1', label: '', server: 'ours', database: 'postgres', anchor: false })
+			const oursMeasured = measured(ours, oursPostgresMeta(1))
 			try {
 				let lastCookies: string[] = []
 				for (let round = 1; round <= config.rounds; round++) {
-					oursMeasured.meta = {
-						id: `ours-postgres-${round}`,
-						label: `ours · postgres${roundLabel(round)}`,
-						server: 'ours',
-						database: 'postgres',
-						round,
-						anchor: false,
-					}
+					oursMeasured.meta = oursPostgresMeta(round)
 					if (remixAnchor) remixAnchor.meta = remixMeta(round)
 					if (bareAnchor) bareAnchor.meta = bareMeta(round)
 					const results = keep(await runSets([...anchors, oursMeasured], selected, shared))
 					lastCookies = results.at(-1)!.cookies
 				}
-				clientWeight = await measureClientWeight(
-					ours.url,
-					[
-						{ path: '/' },
-						{ path: '/pricing' },
-						{ path: '/contact' },
-						{ path: '/account', cookie: lastCookies[0] ?? mintUsers(standIns, 1, 'weight')[0] },
-					],
-					path.join(projectRoot, 'build/client'),
-				)
+				clientWeight = await weighPages(ours.url, lastCookies[0] ?? mintUsers(standIns, 1, 'weight')[0])
 			} finally {
 				await stopAll([oursMeasured])
 			}
@@ -687,11 +686,7 @@ async function main() {
 			try {
 				const results = keep(await runSets([...beside, oursMeasured], selected, shared))
 				if (clientWeight.length === 0) {
-					clientWeight = await measureClientWeight(
-						ours.url,
-						[{ path: '/' }, { path: '/pricing' }, { path: '/contact' }, { path: '/account', cookie: results.at(-1)!.cookies[0] }],
-						path.join(projectRoot, 'build/client'),
-					)
+					clientWeight = await weighPages(ours.url, results.at(-1)!.cookies[0])
 				}
 			} finally {
 				await stopAll([oursMeasured])
