@@ -183,6 +183,27 @@ describe('POST /api/billing/webhook', () => {
 		}
 	})
 
+	test('a signed event of a kind we ignore is 200 however little it carries; recorded once when it has an id', async () => {
+		const id = `evt_ignored_${crypto.randomUUID().replaceAll('-', '')}`
+		const bodies = [
+			JSON.stringify({ id, type: 'customer.created' }), // no data at all
+			JSON.stringify({ id, type: 'customer.created', data: {} }), // the same event again, with no object
+			JSON.stringify({ type: 'product.updated' }), // no id: nothing to record under
+			JSON.stringify({ id: 'evt_\u0000', type: 'charge.succeeded', data: { object: {} } }), // an id no database keeps
+		]
+		const before = await stored((prisma) => prisma.webhookEvent.count())
+		for (const body of bodies) {
+			const signed = standIns.stripe.signEvent(body)
+			const response = await webhook(signed.payload, signed.header)
+			expect(response.status, body).toBe(200)
+			expect(await response.json(), body).toEqual({ received: true })
+		}
+		expect(await stored((prisma) => prisma.webhookEvent.findMany({ where: { id }, select: { id: true, type: true } }))).toEqual([
+			{ id, type: 'customer.created' },
+		])
+		expect(await stored((prisma) => prisma.webhookEvent.count())).toBe(before + 1)
+	})
+
 	test('an event naming a subscription the processor does not know is recorded and answered 200, once', async () => {
 		expectServerLog(
 			/^billing: webhook \S+ \(customer\.subscription\.deleted\) names subscription \S+, unknown to the processor; recorded and ignored$/,

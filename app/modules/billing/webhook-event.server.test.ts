@@ -39,19 +39,40 @@ describe('a verified webhook body', () => {
 		expect(parseWebhookEvent(event('evt_14', 'invoice.paid', { subscription: null, parent: null }))?.target).toBeNull()
 	})
 
-	// Each of these reached the database or the processor's URL and failed there on every retry (a
-	// 500 the processor would retry for days); they are refused as not an event (400 bad-body).
+	test('a kind we ignore is read no further than its id and kind: 200 for ignored kinds (contract.md §2)', () => {
+		expect(parseWebhookEvent(JSON.stringify({ id: 'evt_16', type: 'customer.created' }))).toEqual({
+			id: 'evt_16',
+			type: 'customer.created',
+			target: null,
+		})
+		expect(parseWebhookEvent(JSON.stringify({ id: 'evt_17', type: 'product.updated', data: {} }))?.id).toBe('evt_17')
+	})
+
+	// Each of these reached the database and failed there on every retry (a 500 the processor would
+	// retry for days). Of a kind we ignore, they are kept out of the ledger: nothing to record, nothing to do.
 	test.each([
 		['an event id with a NUL byte', event('evt_\u0000', 'customer.created', {})],
 		['an event id with a lone surrogate', event('evt_\ud800', 'customer.created', {})],
 		['an event kind with a NUL byte', event('evt_5', 'customer.created\u0000', {})],
+		['an empty event id', event('', 'customer.created', {})],
+		['no event id', JSON.stringify({ type: 'customer.created' })],
+	])('%s, of a kind we ignore, is not recorded', (_name, body) => {
+		expect(parseWebhookEvent(body)).toEqual({ id: null, target: null })
+	})
+
+	// Not an event (no kind), or a kind we handle without the shape the processor sends it in: 400
+	// bad-body. The ids of the handled kinds reach the database and the processor's URL, where these
+	// failed on every retry (a 500 the processor would retry for days).
+	test.each([
+		['an event id with a NUL byte, of a kind we handle', event('evt_\u0000', 'customer.subscription.updated', { id: 'sub_1' })],
+		['no kind at all', JSON.stringify({ id: 'evt_18', data: { object: {} } })],
+		['a kind that is not text', JSON.stringify({ id: 'evt_19', type: 42, data: { object: {} } })],
 		['a subscription id of ..', event('evt_6', 'customer.subscription.deleted', { id: '..' })],
 		['a subscription id with a lone surrogate', event('evt_7', 'customer.subscription.deleted', { id: '\ud800' })],
 		['a subscription id with a slash', event('evt_8', 'customer.subscription.deleted', { id: 'sub_1/../x' })],
 		['a subscription id of 20 000 characters', event('evt_9', 'customer.subscription.deleted', { id: 'a'.repeat(20_000) })],
 		['an invoice naming a subscription of .', event('evt_10', 'invoice.paid', { parent: { subscription_details: { subscription: '.' } } })],
 		['an older invoice naming a subscription of ..', event('evt_15', 'invoice.paid', { subscription: '..' })],
-		['an empty event id', event('', 'customer.created', {})],
 	])('%s is not an event', (_name, body) => {
 		expect(parseWebhookEvent(body)).toBeNull()
 	})

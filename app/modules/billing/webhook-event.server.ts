@@ -15,6 +15,10 @@ const idOrExpanded = z.union([processorId, z.object({ id: processorId })]).nulli
 const idOf = (value: z.infer<typeof idOrExpanded>) => (typeof value === 'string' ? value : (value?.id ?? undefined))
 
 const envelope = z.object({ id: eventId, type: eventType, data: z.object({ object: z.looseObject({}) }) })
+// contract.md §2 answers 200 for ignored kinds, so a kind we ignore is read no further than this: it
+// needs no `data.object`, and an id or kind outside the alphabets above only keeps it out of the ledger.
+const anyKind = z.object({ type: z.string() })
+const ledgerEntry = z.object({ id: eventId, type: eventType })
 
 const checkoutSession = z.object({ subscription: idOrExpanded, client_reference_id: z.string().nullish() })
 const subscription = z.object({ id: processorId })
@@ -29,9 +33,48 @@ const invoice = z.object({
 /** The subscription an event is about, and the user it names, for the kinds the webhook handles. */
 export type EventTarget = { subscriptionId: string; userId?: string | null }
 
-export type ParsedEvent = { id: string; type: string; target: EventTarget | null }
+/** Reads an event's object: its target, null when it names no subscription, undefined when malformed. */
+type TargetReader = (object: unknown) => EventTarget | null | undefined
 
-/** Parses a verified body; null when it is not an event of the shape the processor sends. */
+const fromSubscription: TargetReader = (object) => {
+	const parsed = subscription.safeParse(object)
+	return parsed.success ? { subscriptionId: parsed.data.id } : undefined
+}
+const fromInvoice: TargetReader = (object) => {
+	const parsed = invoice.safeParse(object)
+	if (!parsed.success) return undefined
+	const subscriptionId = idOf(parsed.data.parent?.subscription_details?.subscription) ?? idOf(parsed.data.subscription)
+	return subscriptionId ? { subscriptionId } : null
+}
+
+/** The kinds the webhook handles (contract.md §2), each with how its object names a subscription. */
+const HANDLED_KINDS = new Map<string, TargetReader>([
+	[
+		'checkout.session.completed',
+		(object) => {
+			const parsed = checkoutSession.safeParse(object)
+			if (!parsed.success) return undefined
+			const subscriptionId = idOf(parsed.data.subscription)
+			return subscriptionId ? { subscriptionId, userId: parsed.data.client_reference_id } : null
+		},
+	],
+	['customer.subscription.created', fromSubscription],
+	['customer.subscription.updated', fromSubscription],
+	['customer.subscription.deleted', fromSubscription],
+	['invoice.paid', fromInvoice],
+	['invoice.payment_failed', fromInvoice],
+])
+
+/**
+ * An event to record under its id, or (id null) one of a kind we ignore that cannot be recorded: no
+ * usable id or kind, so a repeat cannot be told apart, and nothing would be done with it anyway.
+ */
+export type ParsedEvent = { id: string; type: string; target: EventTarget | null } | { id: null; target: null }
+
+/**
+ * Parses a verified body; null when it is not an event (no kind), or is one of a kind we handle
+ * without the shape the processor sends it in.
+ */
 export function parseWebhookEvent(rawBody: string): ParsedEvent | null {
 	let json: unknown
 	try {
@@ -39,34 +82,16 @@ export function parseWebhookEvent(rawBody: string): ParsedEvent | null {
 	} catch {
 		return null
 	}
+	const kind = anyKind.safeParse(json)
+	if (!kind.success) return null
+	const targetOf = HANDLED_KINDS.get(kind.data.type)
+	if (!targetOf) {
+		const entry = ledgerEntry.safeParse(json)
+		return entry.success ? { id: entry.data.id, type: entry.data.type, target: null } : { id: null, target: null }
+	}
 	const event = envelope.safeParse(json)
 	if (!event.success) return null
 	const { id, type, data } = event.data
-	const target = (): EventTarget | null | undefined => {
-		switch (type) {
-			case 'checkout.session.completed': {
-				const object = checkoutSession.safeParse(data.object)
-				if (!object.success) return undefined
-				const subscriptionId = idOf(object.data.subscription)
-				return subscriptionId ? { subscriptionId, userId: object.data.client_reference_id } : null
-			}
-			case 'customer.subscription.created':
-			case 'customer.subscription.updated':
-			case 'customer.subscription.deleted': {
-				const object = subscription.safeParse(data.object)
-				return object.success ? { subscriptionId: object.data.id } : undefined
-			}
-			case 'invoice.paid':
-			case 'invoice.payment_failed': {
-				const object = invoice.safeParse(data.object)
-				if (!object.success) return undefined
-				const subscriptionId = idOf(object.data.parent?.subscription_details?.subscription) ?? idOf(object.data.subscription)
-				return subscriptionId ? { subscriptionId } : null
-			}
-			default:
-				return null // a kind we ignore (Stripe retries non-2xx: it is recorded and answered 200)
-		}
-	}
-	const found = target()
+	const found = targetOf(data.object)
 	return found === undefined ? null : { id, type, target: found }
 }

@@ -52,6 +52,7 @@ export async function handleBillingWebhook(rawBody: string, signature: string | 
 
 	const event: ParsedEvent | null = parseWebhookEvent(rawBody)
 	if (!event) return { status: 'error', code: 'bad-body' }
+	if (event.id === null) return { status: 'ok', outcome: 'ignored' }
 
 	try {
 		if (await db().webhookEvent.findUnique({ where: { id: event.id }, select: { id: true } })) {
