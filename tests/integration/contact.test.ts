@@ -76,7 +76,7 @@ describe('POST /api/contact delivers the message', () => {
 		expect(body).not.toContain('<script>')
 	})
 
-	test('CR/LF in the subject or name cannot add a header', async () => {
+	test('CR/LF in the subject or name cannot add a header, nor a line that reads as another field of the message', async () => {
 		const response = await contact({
 			...valid,
 			name: 'Eve\r\nBcc: victim@example.com',
@@ -89,6 +89,11 @@ describe('POST /api/contact delivers the message', () => {
 		expect(mail.envelope.to).toEqual(['support@callsheet.test'])
 		const headerBlock = mail.raw.split(/\r?\n\r?\n/)[0]!
 		expect(headerBlock).not.toMatch(/^(Bcc|X-Injected):/im)
+		// The plain-text part names each field on one line: what was typed into one cannot pose as another.
+		const lines = String(mail.text).split(/\r?\n/)
+		expect(lines).toContain('Name: Eve Bcc: victim@example.com')
+		expect(lines).toContain('Subject: Hi Bcc: victim@example.com X-Injected: yes')
+		expect(lines.filter((line) => /^(Bcc|X-Injected):/.test(line))).toEqual([])
 	})
 })
 

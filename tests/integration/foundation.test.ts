@@ -190,6 +190,15 @@ describe('methods the API does not know', () => {
 		expect(elsewhere.status).toBe(404)
 		expect(JSON.parse(elsewhere.body)).toEqual({ error: expect.any(String), code: 'not-found' })
 	})
+
+	// node:http's parser knows a fixed list of methods and refuses any other before a route could run
+	// (docs/api.md, "Errors"): still JSON with the contract's code, and the connection closes.
+	test('a method no HTTP parser here knows (FOO) is a malformed request: 400 bad-body JSON', async () => {
+		const answer = await rawExchange('FOO /api/health HTTP/1.1\r\nHost: x\r\n\r\n')
+		expect(answer.status).toBe(400)
+		expect(answer.head).toMatch(/^content-type: application\/json/im)
+		expect(JSON.parse(answer.body)).toEqual({ error: expect.any(String), code: 'bad-body', detail: expect.any(String), issues: [] })
+	})
 })
 
 /** Sends raw bytes, reads until the server closes the connection (or 5 s), and splits the answer. */

@@ -50,7 +50,9 @@ export function contactEmail(submission: ContactSubmission, { to, from }: { to: 
 	// Escaped here too: the interface says all inputs are HTML-escaped before they go into the email
 	// body, and that wins over contract.md's "an HTML part with every field HTML-escaped" (decision
 	// 0024). A mail client that renders the text part as HTML cannot be handed markup either.
-	const text = `New contact message\r\n\r\nName: ${escapeHtml(submission.name)}\r\nEmail: ${escapeHtml(submission.email)}\r\nSubject: ${escapeHtml(submission.subject)}\r\n\r\n${escapeHtml(submission.message)}\r\n`
+	// Name and subject on one line each, as in the headers: a line break typed into one cannot start a
+	// line that reads as another field ("Email: …") above the message.
+	const text = `New contact message\r\n\r\nName: ${escapeHtml(name)}\r\nEmail: ${escapeHtml(submission.email)}\r\nSubject: ${escapeHtml(subject)}\r\n\r\n${escapeHtml(submission.message)}\r\n`
 	return {
 		to,
 		from,
