@@ -14,7 +14,8 @@ const eventType = z.string().regex(/^[a-z0-9_.]{1,100}$/)
 const idOrExpanded = z.union([processorId, z.object({ id: processorId })]).nullish()
 const idOf = (value: z.infer<typeof idOrExpanded>) => (typeof value === 'string' ? value : (value?.id ?? undefined))
 
-const envelope = z.object({ id: eventId, type: eventType, data: z.object({ object: z.looseObject({}) }) })
+// A handled kind's `type` is already known to be one of HANDLED_KINDS: its id and object are what is left.
+const envelope = z.object({ id: eventId, data: z.object({ object: z.looseObject({}) }) })
 // contract.md §2 answers 200 for ignored kinds, so a kind we ignore is read no further than this: it
 // needs no `data.object`, and an id or kind outside the alphabets above only keeps it out of the ledger.
 const anyKind = z.object({ type: z.string() })
@@ -91,7 +92,6 @@ export function parseWebhookEvent(rawBody: string): ParsedEvent | null {
 	}
 	const event = envelope.safeParse(json)
 	if (!event.success) return null
-	const { id, type, data } = event.data
-	const found = targetOf(data.object)
-	return found === undefined ? null : { id, type, target: found }
+	const found = targetOf(event.data.data.object)
+	return found === undefined ? null : { id: event.data.id, type: kind.data.type, target: found }
 }
