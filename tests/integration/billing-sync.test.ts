@@ -200,6 +200,18 @@ test('a price change leaves subscribers on their plan: the new price takes the l
 		// Their account page says what they still pay (the old price's $59), while /pricing offers the new $99.
 		const account = await (await fetch(`${app.url}/account`, { headers })).text()
 		expect(account).toContain('<dt>Plan</dt><dd>Studio</dd><dt>Price</dt><dd>$59 a month</dd>')
+
+		// The app read the old price for the first checkout and keeps it for minutes; Stripe refuses the
+		// archived price, so the next checkout looks the plan's price up again instead of failing.
+		const newcomer = sessionHeaders(standIns.clerk, newClerkUserId())
+		const next = await postJson(`${app.url}/api/billing/checkout`, { plan: 'studio', interval: 'month' }, newcomer)
+		expect(next.status).toBe(200)
+		const nextSession = String((await next.json()).url)
+			.split('/')
+			.pop()!
+		expect(standIns.stripe.checkoutParams(nextSession)!.line_items).toEqual([
+			{ price: standIns.stripe.store.priceByLookupKey('studio_month')!.id, quantity: '1' },
+		])
 	} finally {
 		await app.stop()
 		await standIns.close()

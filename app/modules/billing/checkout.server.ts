@@ -5,7 +5,7 @@ import { stripe, withoutCallSiteTrace } from '#app/utils/stripe.server.ts'
 import type { CheckoutRequest } from '#app/utils/validation/billing.ts'
 import { ensureCustomer, isUnknownCustomer, noteUnknownCustomer } from './customer.server.ts'
 import { PLAN_TABLE } from './plans.ts'
-import { PriceNotFoundError, priceIdFor } from './prices.server.ts'
+import { currentPriceIdFor, isRefusedPrice, PriceNotFoundError, priceIdFor } from './prices.server.ts'
 import { isLiveProcessorStatus } from './subscription-state.ts'
 
 export type CheckoutResult =
@@ -44,7 +44,7 @@ export async function startCheckout(account: UserWithPendingDeletion, { plan, in
 		// The price first: without a synced catalogue nothing is made at the processor, not even the customer.
 		const price = await priceIdFor(processor, plan, interval)
 		const customer = await ensureCustomer(processor, user)
-		const open = (customer: string) =>
+		const open = (customer: string, price: string) =>
 			withoutCallSiteTrace(() =>
 				processor.checkout.sessions.create({
 					mode: 'subscription',
@@ -57,10 +57,17 @@ export async function startCheckout(account: UserWithPendingDeletion, { plan, in
 					cancel_url: `${appUrl}/pricing?checkout=canceled`,
 				}),
 			)
-		const session = await open(customer).catch(async (error: unknown) => {
+		const session = await open(customer, price).catch(async (error: unknown) => {
+			// A price cached before an operator's sync archived it: the catalogue has moved on, so look
+			// again rather than fail every checkout of the plan until the cache expires.
+			if (isRefusedPrice(error)) {
+				const current = await currentPriceIdFor(processor, plan, interval)
+				if (current === price) throw error
+				return open(customer, current)
+			}
 			if (!isUnknownCustomer(error)) throw error
 			noteUnknownCustomer(user, customer, 'a new one replaces it')
-			return open(await ensureCustomer(processor, user, { replacing: customer }))
+			return open(await ensureCustomer(processor, user, { replacing: customer }), price)
 		})
 		if (!session.url) throw new Error(`checkout session ${session.id} has no url`)
 		return { status: 'ok', url: session.url }

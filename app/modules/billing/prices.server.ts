@@ -18,3 +18,19 @@ export async function priceIdFor(stripe: Stripe, plan: PaidPlan, interval: Inter
 	cache.set(key, { priceId: price.id, expiresAt: Date.now() + TTL_MS })
 	return price.id
 }
+
+/**
+ * The processor refused a price id we gave it: archived (a sync replaced it while this process still
+ * had it cached, answered "The price specified is inactive" with no error code) or gone with a reset
+ * sandbox. Either way the error names the line item's price.
+ */
+export function isRefusedPrice(error: unknown) {
+	const { param } = error as { param?: unknown }
+	return typeof param === 'string' && /^line_items\[\d+\]\[price\]$/.test(param)
+}
+
+/** The plan's price id as the processor has it now, not as cached: after isRefusedPrice. */
+export async function currentPriceIdFor(stripe: Stripe, plan: PaidPlan, interval: Interval): Promise<string> {
+	cache.delete(lookupKey(plan, interval))
+	return priceIdFor(stripe, plan, interval)
+}

@@ -25,6 +25,12 @@ function createCheckoutSession(ctx: ApiContext): ApiResult {
 		const priceId = str(item.price) ?? ''
 		const price = store.get(priceId, 'price')
 		if (!price) return missing('price', priceId, `line_items[${i}][price]`)
+		// Stripe's answer for an archived price (a sync replaced it): no error code, only the param.
+		if (price.active === false) {
+			return stripeError(400, 'The price specified is inactive. This field only accepts active prices.', {
+				param: `line_items[${i}][price]`,
+			})
+		}
 		if (mode === 'subscription' && !price.recurring) {
 			return stripeError(400, 'You must provide at least one recurring price in `subscription` mode when using prices.', {
 				param: `line_items[${i}][price]`,
