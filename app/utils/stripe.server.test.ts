@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest'
-import { withoutCallSiteTrace } from './stripe.server.ts'
+import { initEnv } from './env.server.ts'
+import { secretKeyMode, withoutCallSiteTrace } from './stripe.server.ts'
 
 const normalLimit = Error.stackTraceLimit
 
@@ -23,5 +24,19 @@ describe('withoutCallSiteTrace', () => {
 		).toThrow('refused')
 		expect(Error.stackTraceLimit).toBe(7)
 		expect(new Error('after').stack?.split('\n').length).toBeGreaterThan(1)
+	})
+})
+
+describe('secretKeyMode', () => {
+	afterEach(() => initEnv({}))
+
+	test('reads the mode from the key prefix, secret or restricted; says nothing for any other form', () => {
+		const modeOf = (key: string | undefined) => (initEnv({ STRIPE_SECRET_KEY: key }), secretKeyMode())
+		expect(modeOf('sk_live_abc')).toBe('live')
+		expect(modeOf('rk_live_abc')).toBe('live')
+		expect(modeOf('sk_test_abc')).toBe('test')
+		expect(modeOf('rk_test_abc')).toBe('test')
+		for (const key of [undefined, 'pk_live_abc', 'sk_abc', 'whsec_live_abc', 'SK_LIVE_abc'])
+			expect(modeOf(key), String(key)).toBeUndefined()
 	})
 })

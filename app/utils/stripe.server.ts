@@ -36,6 +36,15 @@ export function stripe(): Stripe | null {
 }
 
 /**
+ * The mode of STRIPE_SECRET_KEY, from its prefix (`sk_live_`, `rk_test_`, …); undefined when unset or
+ * of no known form. Every object and event the processor sends carries its mode as `livemode`.
+ */
+export function secretKeyMode(): 'live' | 'test' | undefined {
+	const mode = /^[sr]k_(live|test)_/.exec(env().STRIPE_SECRET_KEY ?? '')?.[1]
+	return mode === 'live' || mode === 'test' ? mode : undefined
+}
+
+/**
  * Whether billing is on at all (contract: checkout answers 503 processor_not_configured without the
  * key). Routes ask first, so that nothing is read or created for the user while billing is off, and a
  * database fault cannot turn "billing is off" into a 500.

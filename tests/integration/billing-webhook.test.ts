@@ -28,12 +28,30 @@ const periodEndOf = (subscription: StripeObject) =>
 serveBillingApp()
 
 describe('POST /api/billing/webhook', () => {
-	const webhook = (payload: string, header?: string) =>
-		fetch(`${app.url}/api/billing/webhook`, {
+	const webhookAt = (url: string, payload: string, header?: string) =>
+		fetch(`${url}/api/billing/webhook`, {
 			method: 'POST',
 			headers: { 'Content-Type': 'application/json', ...(header ? { 'Stripe-Signature': header } : {}) },
 			body: payload,
 		})
+	const webhook = (payload: string, header?: string) => webhookAt(app.url, payload, header)
+	/** A signed delivery to the app at `url` (a test's own server). */
+	const send = (url: string, signed: { payload: string; header: string }) => webhookAt(url, signed.payload, signed.header)
+	/** A user who paid through a checkout the app at `url` opened: the processor has the subscription, the app has not heard of it. */
+	const paidUnheard = async (url: string, userId: string) => {
+		const opened = await postJson(`${url}/api/billing/checkout`, { plan: 'team' }, auth(userId))
+		expect(opened.status).toBe(200)
+		return standIns.stripe.store.completeCheckout(sessionIdOf((await opened.json()).url)).session
+	}
+
+	/** The processor's retry of `signed` to the app at `url` is accepted and settles paidUnheard's subscription. */
+	const expectRetryApplied = async (url: string, signed: { payload: string; header: string }, userId: string) => {
+		const retried = await send(url, signed)
+		expect(retried.status).toBe(200)
+		expect(await retried.json()).toEqual({ received: true })
+		const state = await (await fetch(`${url}/api/billing/status`, { headers: auth(userId) })).json()
+		expect(state).toMatchObject({ status: 'trialing', has_subscription: true, plan: 'team' })
+	}
 
 	test('a missing or wrong signature is 400 bad-signature and changes nothing', async () => {
 		const { userId, customer } = await subscribedUser()
@@ -87,18 +105,10 @@ describe('POST /api/billing/webhook', () => {
 
 	test('with the signing secret but no STRIPE_SECRET_KEY, signatures are still checked, a signed event about a subscription is 503 until the key is set, one of an ignored kind 200', async () => {
 		const databaseUrl = await freshDatabaseUrl()
-		const send = (url: string, signed: { payload: string; header: string }) =>
-			fetch(`${url}/api/billing/webhook`, {
-				method: 'POST',
-				headers: { 'Content-Type': 'application/json', 'Stripe-Signature': signed.header },
-				body: signed.payload,
-			})
-		// A user who paid while the app had its key: the processor has the subscription, the app has not heard of it.
+		// A user who paid while the app had its key.
 		const userId = newClerkUserId()
 		let server = await startApp({ ...appEnv, DATABASE_URL: databaseUrl })
-		const opened = await postJson(`${server.url}/api/billing/checkout`, { plan: 'team' }, auth(userId))
-		expect(opened.status).toBe(200)
-		const { session } = standIns.stripe.store.completeCheckout(sessionIdOf((await opened.json()).url))
+		const session = await paidUnheard(server.url, userId)
 		const event = standIns.stripe.makeEvent('checkout.session.completed', session)
 		const signed = standIns.stripe.signEvent(event)
 		await server.stop()
@@ -130,11 +140,44 @@ describe('POST /api/billing/webhook', () => {
 		// The key is back: the processor's retry of the same delivery takes effect.
 		server = await startApp({ ...appEnv, DATABASE_URL: databaseUrl })
 		try {
-			const retried = await send(server.url, signed)
-			expect(retried.status).toBe(200)
-			expect(await retried.json()).toEqual({ received: true })
+			await expectRetryApplied(server.url, signed, userId)
+		} finally {
+			await server.stop()
+		}
+	})
+
+	test('an event of the other mode than STRIPE_SECRET_KEY is 503 and not recorded; once the key matches, the retry takes effect', async () => {
+		expectServerLog(
+			/^billing: webhook \S+ \(checkout\.session\.completed\) is a live-mode event but STRIPE_SECRET_KEY is a test key; not recorded, the processor will retry it: set the key and the signing secret of one mode$/,
+		)
+		const databaseUrl = await freshDatabaseUrl()
+		// The app runs on a test key (appEnv's) while the endpoint whose secret it holds sends live events.
+		const userId = newClerkUserId()
+		let server = await startApp({ ...appEnv, DATABASE_URL: databaseUrl })
+		try {
+			const session = await paidUnheard(server.url, userId)
+			const live = standIns.stripe.signEvent({ ...standIns.stripe.makeEvent('checkout.session.completed', session), livemode: true })
+			const before = standIns.stripe.requests.length
+			for (const attempt of [1, 2]) {
+				const refused = await send(server.url, live)
+				expect(refused.status, `delivery ${attempt}`).toBe(503)
+				expect(await refused.json()).toEqual({ error: expect.any(String), code: 'processor_not_configured' })
+			}
+			// Not read with the wrong key, not recorded (the second delivery was not a duplicate), not applied.
+			expect(standIns.stripe.requests.slice(before).filter((r) => r.path.startsWith('/v1/subscriptions'))).toEqual([])
 			const state = await (await fetch(`${server.url}/api/billing/status`, { headers: auth(userId) })).json()
-			expect(state).toMatchObject({ status: 'trialing', has_subscription: true, plan: 'team' })
+			expect(state).toMatchObject({ status: 'none', has_subscription: false })
+			// A kind the service ignores needs no key, whatever its mode: 200.
+			const ignored = standIns.stripe.signEvent({
+				...standIns.stripe.makeEvent('customer.created', { id: String(session.customer), object: 'customer' }),
+				livemode: true,
+			})
+			expect((await send(server.url, ignored)).status).toBe(200)
+			await server.stop()
+
+			// The operator sets the live key: the processor's retry of the same delivery takes effect.
+			server = await startApp({ ...appEnv, STRIPE_SECRET_KEY: 'sk_live_fake', DATABASE_URL: databaseUrl })
+			await expectRetryApplied(server.url, live, userId)
 		} finally {
 			await server.stop()
 		}

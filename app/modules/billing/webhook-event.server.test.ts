@@ -24,6 +24,22 @@ describe('a verified webhook body', () => {
 		expect(parseWebhookEvent(event('evt_4', 'customer.created', {}))).toEqual({ id: 'evt_4', type: 'customer.created', target: null })
 	})
 
+	test('says the mode a handled event was sent in when it says one, and reads the event either way', () => {
+		const withMode = (livemode: unknown) =>
+			parseWebhookEvent(JSON.stringify({ id: 'evt_5', type: 'customer.subscription.deleted', livemode, data: { object: { id: 'sub_5' } } }))
+		expect(withMode(true)).toEqual({
+			id: 'evt_5',
+			type: 'customer.subscription.deleted',
+			target: { subscriptionId: 'sub_5' },
+			livemode: true,
+		})
+		expect(withMode(false)?.livemode).toBe(false)
+		// Anything but a boolean says nothing about the mode; the event is still read.
+		for (const value of ['true', 1, null, {}]) {
+			expect(withMode(value), JSON.stringify(value)).toMatchObject({ target: { subscriptionId: 'sub_5' }, livemode: undefined })
+		}
+	})
+
 	test("reads an invoice's subscription in the shape of the endpoint's API version, older or newer", () => {
 		// Before 2025-03-31 at the top level, expanded or not…
 		expect(parseWebhookEvent(event('evt_11', 'invoice.payment_failed', { subscription: 'sub_11', parent: null }))?.target).toEqual({

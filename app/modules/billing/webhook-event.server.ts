@@ -14,8 +14,13 @@ const eventType = z.string().regex(/^[a-z0-9_.]{1,100}$/)
 const idOrExpanded = z.union([processorId, z.object({ id: processorId })]).nullish()
 const idOf = (value: z.infer<typeof idOrExpanded>) => (typeof value === 'string' ? value : (value?.id ?? undefined))
 
-// A handled kind's `type` is already known to be one of HANDLED_KINDS: its id and object are what is left.
-const envelope = z.object({ id: eventId, data: z.object({ object: z.looseObject({}) }) })
+// A handled kind's `type` is already known to be one of HANDLED_KINDS: its id and object are what is
+// left, and its mode, when it says one (anything but a boolean is read as not saying).
+const envelope = z.object({
+	id: eventId,
+	livemode: z.boolean().optional().catch(undefined),
+	data: z.object({ object: z.looseObject({}) }),
+})
 // contract.md §2 answers 200 for ignored kinds, so a kind we ignore is read no further than this: it
 // needs no `data.object`, and an id or kind outside the alphabets above only keeps it out of the ledger.
 const anyKind = z.object({ type: z.string() })
@@ -70,7 +75,8 @@ const HANDLED_KINDS = new Map<string, TargetReader>([
  * An event to record under its id, or (id null) one of a kind we ignore that cannot be recorded: no
  * usable id or kind, so a repeat cannot be told apart, and nothing would be done with it anyway.
  */
-export type ParsedEvent = { id: string; type: string; target: EventTarget | null } | { id: null; target: null }
+export type ParsedEvent =
+	{ id: string; type: string; target: EventTarget | null; livemode?: boolean } | { id: null; target: null; livemode?: undefined }
 
 /**
  * Parses a verified body; null when it is not an event (no kind), or is one of a kind we handle
@@ -93,5 +99,5 @@ export function parseWebhookEvent(rawBody: string): ParsedEvent | null {
 	const event = envelope.safeParse(json)
 	if (!event.success) return null
 	const found = targetOf(event.data.data.object)
-	return found === undefined ? null : { id: event.data.id, type: kind.data.type, target: found }
+	return found === undefined ? null : { id: event.data.id, type: kind.data.type, target: found, livemode: event.data.livemode }
 }

@@ -2,7 +2,7 @@ import type Stripe from 'stripe'
 import { Prisma } from '#app/generated/prisma/client.ts'
 import { db } from '#app/utils/db.server.ts'
 import { env } from '#app/utils/env.server.ts'
-import { hasValidWebhookSignature, stripe } from '#app/utils/stripe.server.ts'
+import { hasValidWebhookSignature, secretKeyMode, stripe } from '#app/utils/stripe.server.ts'
 import { customerSnapshot, endRepeatedTrials, keptSubscriptions, subscriptionToShow } from './customer-subscriptions.server.ts'
 import { parseWebhookEvent, type ParsedEvent } from './webhook-event.server.ts'
 import { customerIdOf, storeSubscription, userIdForCustomer, type StoreOutcome } from './subscription-store.server.ts'
@@ -64,6 +64,17 @@ export async function handleBillingWebhook(rawBody: string, signature: string | 
 		// lost. Kinds we ignore need no key: they are recorded and answered 200 as always.
 		const processor = target ? stripe() : undefined
 		if (target && !processor) return { status: 'error', code: 'processor_not_configured' }
+		// Likewise an event of the other mode than the key: a live endpoint's signing secret beside a test
+		// key (or the reverse). Its subscription cannot be read with this key, and recording it as unknown
+		// would lose it; the processor retries a 503 for days and tells the account its deliveries fail.
+		const keyMode = secretKeyMode()
+		if (target && keyMode && event.livemode !== undefined && event.livemode !== (keyMode === 'live')) {
+			console.error(
+				`billing: webhook ${event.id} (${event.type}) is a ${event.livemode ? 'live' : 'test'}-mode event but STRIPE_SECRET_KEY is a ${keyMode} key; ` +
+					'not recorded, the processor will retry it: set the key and the signing secret of one mode',
+			)
+			return { status: 'error', code: 'processor_not_configured' }
+		}
 		// Stripe retries non-2xx for days: record kinds we ignore and answer 200.
 		const read = target && processor ? await readSubscriptions(processor, target.subscriptionId) : null
 		if (target && !read) {

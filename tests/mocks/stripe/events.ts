@@ -9,7 +9,7 @@ export interface StripeEvent {
 	api_version: string
 	created: number
 	data: { object: StripeObject; previous_attributes?: Record<string, unknown> }
-	livemode: false
+	livemode: boolean
 	pending_webhooks: number
 	request: { id: string | null; idempotency_key: string | null }
 	type: string
