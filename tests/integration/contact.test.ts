@@ -409,6 +409,37 @@ describe('mail transport failures: 500 server-error, the app lets go of the serv
 		for (let i = 0; i < 5; i++) expect((await contact(valid, ip)).status).toBe(200)
 	})
 
+	test('a hanging mail server with messages queued behind it: every visitor gets 500 by the deadline, and a queued message is never sent later', async () => {
+		expectServerLog(/^contact: mail transport failed \(/)
+		const hanging = await startSmtpSink()
+		hanging.setMode('hang-data')
+		// One connection: each message waits for the one ahead to time out (6 s) before it is tried.
+		const queued = await startApp({
+			DATABASE_URL: await freshDatabaseUrl(),
+			SMTP_URL: hanging.url,
+			TRUST_PROXY: '1',
+			SMTP_MAX_CONNECTIONS: '1',
+		})
+		try {
+			const subjects = Array.from({ length: 4 }, (_, i) => `Queued ${i} ${crypto.randomUUID()}`)
+			const send = (subject: string) => postJson(`${queued.url}/api/contact`, { ...valid, subject }, { 'X-Forwarded-For': uniqueIp() })
+			const responses = await Promise.all(subjects.map(send))
+			expect(responses.map((response) => response.status)).toEqual([500, 500, 500, 500])
+			for (const response of responses) expect(await response.json()).toMatchObject({ code: 'server-error' })
+			// Only what reached the connection before the deadline (10 s) met the server: the first message,
+			// and the second once the first had timed out. Without the deadline all four did, one by one.
+			expect(hanging.held.length).toBeLessThanOrEqual(2)
+			await until(() => hanging.held.every((held) => held.closed), 10_000, 'the app closed the sessions it gave up on')
+			// The server recovers: the next message goes, and none of the abandoned ones goes with it.
+			hanging.setMode('ok')
+			expect((await send(`After ${crypto.randomUUID()}`)).status).toBe(200)
+			expect(hanging.messages.map((mail) => mail.subject).filter((subject) => subject?.startsWith('[Contact] Queued'))).toEqual([])
+		} finally {
+			await queued.stop()
+			await hanging.close()
+		}
+	})
+
 	test('a message the mail server kept but never confirmed → 500; the retry carries the same Message-ID, so the inbox keeps one copy', async () => {
 		expectServerLog(/^contact: mail transport failed \(/)
 		const submission = { ...valid, subject: `Unconfirmed ${crypto.randomUUID()}` }
