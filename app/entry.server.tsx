@@ -18,7 +18,7 @@ export { MAX_BODY_BYTES } from './utils/http.server.ts'
 export { ReadyBodyRequest, ReadyTextResponse } from './utils/ready-bodies.server.ts'
 export * as adminCommands from './modules/account-deletion/admin.server.ts'
 export { syncBillingCatalog } from './modules/billing/catalog-sync.server.ts'
-export { createStripeClient } from './utils/stripe.server.ts'
+export { createStripeClient, secretKeyMode } from './utils/stripe.server.ts'
 export { initEnv } from './utils/env.server.ts'
 
 // Stock `remix-serve` (the benchmark's anchor) knows nothing of start-up: with CALLSHEET_AUTOSTART=1

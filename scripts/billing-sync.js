@@ -36,7 +36,7 @@ if (!config.STRIPE_SECRET_KEY) {
 // The portal configuration keeps APP_URL/account as its return address: a live account must not send
 // customers to the localhost default.
 if (!process.env.APP_URL?.trim()) {
-	if (/^(sk|rk)_live_/.test(config.STRIPE_SECRET_KEY)) {
+	if (entry.secretKeyMode() === 'live') {
 		console.error(
 			`APP_URL is not set: the live customer portal would send customers back to ${config.APP_URL}/account. Set APP_URL to the public URL.`,
 		)

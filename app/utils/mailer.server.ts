@@ -76,13 +76,15 @@ const DEADLINE_BUCKET_MS = 250
 let deadlineBucket: { startedAt: number; signal: AbortSignal } | undefined
 
 function deadlineSignal(): AbortSignal {
-	const now = Date.now()
-	if (!deadlineBucket || now - deadlineBucket.startedAt >= DEADLINE_BUCKET_MS) {
+	// The monotonic clock, as the timer's: a wall clock stepped back (NTP, a resumed VM) would keep
+	// handing out a bucket whose deadline has passed, failing every message at once.
+	const now = performance.now()
+	if (!deadlineBucket || now - deadlineBucket.startedAt >= DEADLINE_BUCKET_MS || deadlineBucket.signal.aborted) {
 		const controller = new AbortController()
 		// One listener per message waiting in this bucket: no limit, or node warns past ten of them.
 		setMaxListeners(0, controller.signal)
 		setTimeout(
-			() => controller.abort(new Error(`no answer from the mail server within ${MAIL_DEADLINE_MS / 1000} s`)),
+			() => controller.abort(new Error(`the mail server had not taken the message within ${MAIL_DEADLINE_MS / 1000} s`)),
 			MAIL_DEADLINE_MS,
 		).unref()
 		deadlineBucket = { startedAt: now, signal: controller.signal }

@@ -218,6 +218,24 @@ test('a price change leaves subscribers on their plan: the new price takes the l
 	}
 })
 
+test('a plan whose price is archived with none in its place: checkout says billing is not enabled (503), not 500, though the app had the price cached', async () => {
+	expectServerLog(/^billing: checkout is not available: No active price with lookup key solo_year: run npm run billing:sync$/)
+	const standIns = await startStandIns()
+	const app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...standIns.env })
+	const checkout = () =>
+		postJson(`${app.url}/api/billing/checkout`, { plan: 'solo', interval: 'year' }, sessionHeaders(standIns.clerk, newClerkUserId()))
+	try {
+		expect((await checkout()).status).toBe(200) // the app now has solo_year's price cached
+		standIns.stripe.store.priceByLookupKey('solo_year')!.active = false // archived in the Dashboard
+		const refused = await checkout()
+		expect(refused.status).toBe(503)
+		expect(await refused.json()).toMatchObject({ code: 'processor_not_configured' })
+	} finally {
+		await app.stop()
+		await standIns.close()
+	}
+})
+
 test('the customer portal opens on the configuration the sync manages: before a sync, on the account default with one note; after it, on ours without a restart', async () => {
 	const note = /^billing: no customer-portal configuration from the sync: .* until an operator runs npm run billing:sync$/
 	expectServerLog(note, /^billing: portal for user \S+ failed: No such configuration: 'bpc_\w+'$/)

@@ -63,6 +63,9 @@ export async function startCheckout(account: UserWithPendingDeletion, { plan, in
 			if (isRefusedPrice(error)) {
 				const current = await currentPriceIdFor(processor, plan, interval)
 				if (current === price) throw error
+				console.log(
+					`billing: price ${price} of ${plan}/${interval} was refused by the processor; checkout uses ${current}, its current one`,
+				)
 				return open(customer, current)
 			}
 			if (!isUnknownCustomer(error)) throw error

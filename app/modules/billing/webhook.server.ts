@@ -20,8 +20,8 @@ async function readSubscriptions(processor: Stripe, subscriptionId: string) {
 	// older state never outranks a later reading.
 	const observedAt = new Date()
 	const subscription = await processor.subscriptions.retrieve(subscriptionId).catch((error: unknown) => {
-		// Not in this account (another mode's or account's id, or a forged one under a leaked secret):
-		// retrying cannot change that, so the event is recorded and ignored.
+		// Not in this account (another account's id, or a forged one under a leaked secret; another mode's
+		// is refused before, by its livemode): retrying cannot change that, so it is recorded and ignored.
 		if ((error as { code?: string }).code === 'resource_missing') return null
 		throw error
 	})
@@ -66,7 +66,8 @@ export async function handleBillingWebhook(rawBody: string, signature: string | 
 		if (target && !processor) return { status: 'error', code: 'processor_not_configured' }
 		// Likewise an event of the other mode than the key: a live endpoint's signing secret beside a test
 		// key (or the reverse). Its subscription cannot be read with this key, and recording it as unknown
-		// would lose it; the processor retries a 503 for days and tells the account its deliveries fail.
+		// would lose it; the processor retries a 503 (for up to three days in live mode, a few hours in test
+		// mode) and tells the account its deliveries fail.
 		const keyMode = secretKeyMode()
 		if (target && keyMode && event.livemode !== undefined && event.livemode !== (keyMode === 'live')) {
 			console.error(

@@ -23,8 +23,10 @@ export async function submitContact(submission: ContactSubmission, clientIp: str
 		await sendMail(contactEmail(submission, { to: config.CONTACT_TO, from: config.MAIL_FROM }))
 		return { status: 'ok' }
 	} catch (error) {
-		const { code, message } = error as { code?: string; message?: string }
-		console.error(`contact: mail transport failed (${code ?? 'unknown'}): ${message}`)
+		const { code, message, cause } = error as { code?: string; message?: string; cause?: { message?: string } }
+		// An abort says why only in its cause (the deadline, mailer.server.ts).
+		const reason = cause?.message ? `: ${cause.message}` : ''
+		console.error(`contact: mail transport failed (${code ?? 'unknown'}): ${message}${reason}`)
 		// Not the visitor's fault: the retry we invite must not count against their limit.
 		await limit.refund()
 		return { status: 'error', code: 'server-error' }
