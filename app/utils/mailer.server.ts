@@ -76,10 +76,11 @@ const DEADLINE_BUCKET_MS = 250
 let deadlineBucket: { startedAt: number; signal: AbortSignal } | undefined
 
 function deadlineSignal(): AbortSignal {
-	// The monotonic clock, as the timer's: a wall clock stepped back (NTP, a resumed VM) would keep
-	// handing out a bucket whose deadline has passed, failing every message at once.
+	// The monotonic clock, as the timer's, so a bucket is never handed out after its deadline: a wall
+	// clock stepped back (NTP, a resumed VM) would keep one whose signal had aborted, failing every
+	// message at once.
 	const now = performance.now()
-	if (!deadlineBucket || now - deadlineBucket.startedAt >= DEADLINE_BUCKET_MS || deadlineBucket.signal.aborted) {
+	if (!deadlineBucket || now - deadlineBucket.startedAt >= DEADLINE_BUCKET_MS) {
 		const controller = new AbortController()
 		// One listener per message waiting in this bucket: no limit, or node warns past ten of them.
 		setMaxListeners(0, controller.signal)
