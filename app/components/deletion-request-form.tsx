@@ -15,8 +15,10 @@ type Props = {
 	pending: { requestId: string; submittedAt: string } | null
 	/** The page is the confirmation of a request just filed: its notice takes focus (autofocus without JavaScript). */
 	justFiled: boolean
-	/** The user has (or had) a billing account: the request waits for their billing to settle. */
-	hasBilling: boolean
+	/** The user has a live subscription: an administrator processes the request only once it has ended. */
+	billingToSettle: boolean
+	/** That subscription still renews: the user is asked to cancel it first (not when it already ends at the period's end). */
+	subscriptionToCancel: boolean
 	errors: Record<string, string>
 	values: Record<string, string>
 	busy: boolean
@@ -24,7 +26,17 @@ type Props = {
 	action: string
 }
 
-export function DeletionRequestSection({ accountEmail, pending, justFiled, hasBilling, errors, values, busy, action }: Props) {
+export function DeletionRequestSection({
+	accountEmail,
+	pending,
+	justFiled,
+	billingToSettle,
+	subscriptionToCancel,
+	errors,
+	values,
+	busy,
+	action,
+}: Props) {
 	// Filed with JavaScript, the form (and the button that had focus) gives way to the notice: focus it.
 	// Not when the page loads with a request already pending.
 	const noticeRef = useRef<HTMLDivElement>(null)
@@ -40,8 +52,8 @@ export function DeletionRequestSection({ accountEmail, pending, justFiled, hasBi
 				<div ref={noticeRef} className="notice notice--ok stack" role="status" tabIndex={-1} autoFocus={justFiled}>
 					<p>
 						You asked for your account to be deleted on {formatDate(pending.submittedAt)}.{' '}
-						{/* Only someone with billing has anything to settle first. */}
-						{`A person on our team will process it${hasBilling ? ' once your billing has settled' : ''}; we will email you when it is done.`}{' '}
+						{/* Only a live subscription holds the request (admin.server.ts); a customer record alone does not. */}
+						{`A person on our team will process it${billingToSettle ? ' once your billing has settled' : ''}; we will email you when it is done.`}{' '}
 						(Reference {pending.requestId})
 					</p>
 					<p>
@@ -54,8 +66,8 @@ export function DeletionRequestSection({ accountEmail, pending, justFiled, hasBi
 					<p>
 						This files a request; nothing is deleted right away. A person on our team reviews it after any subscription has ended and
 						payments are settled, then deletes your account and its data.
-						{/* Only someone with billing has a subscription to cancel, and a Manage billing button. */}
-						{hasBilling ? ' Cancel your subscription in Manage billing first.' : null}
+						{/* Not said to someone who only opened checkout, nor to someone whose subscription already ends. */}
+						{subscriptionToCancel ? ' Cancel your subscription in Manage billing first.' : null}
 					</p>
 					<ErrorSummary errors={errors} fields={FIELDS} headingLevel={3} />
 					<Form method="post" action={action} noValidate className="stack" aria-label="Request account deletion">

@@ -170,7 +170,8 @@ export default function AccountPage() {
 				accountEmail={email}
 				pending={pending}
 				justFiled={deletionRequested}
-				hasBilling={state.has_subscription || state.processor_customer_id !== null}
+				billingToSettle={state.has_subscription}
+				subscriptionToCancel={state.has_subscription && !cancelAtPeriodEnd}
 				errors={data?.errors ?? {}}
 				values={data?.values ?? {}}
 				busy={submitting === 'delete-request'}

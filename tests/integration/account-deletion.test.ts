@@ -326,6 +326,40 @@ describe('the account page without JavaScript', () => {
 	})
 })
 
+describe('the account page with a request already pending', () => {
+	test('a mistyped or empty email from a second tab shows the pending request, not an error the page has no form to show', async () => {
+		const userId = userWithEmail('two.tabs@example.com')
+		expect((await fileRequest(app, userId, { confirmEmail: 'two.tabs@example.com' })).status).toBe(200)
+		const page = (confirmEmail: string) =>
+			postForm(
+				`${app.url}/account`,
+				{ intent: 'delete-request', confirmEmail, reason: '' },
+				{ ...sessionHeaders(standIns.clerk, userId), Origin: app.url },
+			)
+		for (const typed of ['two.tabz@example.com', '']) {
+			const response = await page(typed)
+			expect(response.status).toBe(303)
+			expect(response.headers.get('location')).toBe('/account')
+		}
+		const html = await (await fetch(`${app.url}/account`, { headers: sessionHeaders(standIns.clerk, userId) })).text()
+		expect(html).toContain('<title>Your account · Callsheet</title>')
+		expect(html).toContain('You asked for your account to be deleted on')
+		// The API keeps the contract's answer: a different email is still 400 email-mismatch.
+		const api = await fileRequest(app, userId, { confirmEmail: 'two.tabz@example.com' })
+		expect(api.status).toBe(400)
+		expect(await api.json()).toMatchObject({ code: 'email-mismatch' })
+		// Without a pending request, the same mistake is the form's error, as before.
+		const fresh = userWithEmail('one.tab@example.com')
+		const refused = await postForm(
+			`${app.url}/account`,
+			{ intent: 'delete-request', confirmEmail: 'one.tabz@example.com', reason: '' },
+			{ ...sessionHeaders(standIns.clerk, fresh), Origin: app.url },
+		)
+		expect(refused.status).toBe(400)
+		expect(await refused.text()).toContain('That is not the email address of this account.')
+	})
+})
+
 describe('the account page without JavaScript, once the session token has expired', () => {
 	test('a form post comes back to the page to be sent again, and nothing is filed', async () => {
 		const userId = userWithEmail('late@example.com')

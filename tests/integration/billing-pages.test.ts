@@ -5,7 +5,17 @@ import { postForm, postJson } from '../support/http.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 import type { PrismaClient } from '../../app/generated/prisma/client.ts'
 import type { StripeObject } from '../mocks/stripe.ts'
-import { app, appEnv, auth, serveBillingApp, standIns, stored, subscribedUser, subscriptionIdFor } from '../support/billing-app.ts'
+import {
+	app,
+	appEnv,
+	auth,
+	checkout,
+	serveBillingApp,
+	standIns,
+	stored,
+	subscribedUser,
+	subscriptionIdFor,
+} from '../support/billing-app.ts'
 import { expectServerLog } from '../support/fail-on-server-error.ts'
 
 // What the pricing and account pages show of billing, and billing without processor keys.
@@ -193,6 +203,47 @@ describe('a user who asked for the account to be deleted', () => {
 		expect(await fromPage.text()).toContain('You asked for your account to be deleted, so a plan cannot be started. Nothing was charged.')
 		expect(standIns.stripe.store.all('checkout.session')).toHaveLength(sessionsBefore)
 		expect(standIns.stripe.store.all('customer')).toHaveLength(customersBefore)
+	})
+})
+
+describe("the account page's deletion section says what billing holds the request", () => {
+	const accountPage = async (userId: string) => (await fetch(`${app.url}/account`, { headers: auth(userId) })).text()
+	const fileAndRead = async (userId: string) => {
+		const filed = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${userId}@example.com` }, auth(userId))
+		expect(filed.status).toBe(200)
+		return accountPage(userId)
+	}
+	const CANCEL_FIRST = 'Cancel your subscription in Manage billing first.'
+	const SETTLED = 'A person on our team will process it once your billing has settled; we will email you when it is done.'
+	const NOTHING_HELD = 'A person on our team will process it; we will email you when it is done.'
+
+	test('someone who opened checkout and left without paying is not asked to cancel a subscription they never had', async () => {
+		const userId = newClerkUserId()
+		standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
+		expect((await checkout(userId, { plan: 'solo' })).status).toBe(200)
+		const before = await accountPage(userId)
+		expect(before).toContain('<dt>Status</dt><dd>No subscription</dd>')
+		expect(before).not.toContain(CANCEL_FIRST)
+		const after = await fileAndRead(userId)
+		expect(after).toContain(NOTHING_HELD)
+		expect(after).not.toContain('billing has settled')
+	})
+
+	test('a subscriber is asked to cancel first, unless the subscription already ends; either way the request waits for billing', async () => {
+		const renewing = await subscribedUser('solo', 'month')
+		standIns.clerkApi.setUser({ id: renewing.userId, email: `${renewing.userId}@example.com` })
+		expect(await accountPage(renewing.userId)).toContain(CANCEL_FIRST)
+		expect(await fileAndRead(renewing.userId)).toContain(SETTLED)
+
+		const ending = await subscribedUser('solo', 'month')
+		standIns.clerkApi.setUser({ id: ending.userId, email: `${ending.userId}@example.com` })
+		const subscription = standIns.stripe.store.get(subscriptionIdFor(ending.customer), 'subscription')!
+		subscription.cancel_at_period_end = true // canceled in the customer portal, running to the period's end
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
+		const page = await accountPage(ending.userId)
+		expect(page).toMatch(/<dt>Ends on<\/dt>/)
+		expect(page).not.toContain(CANCEL_FIRST)
+		expect(await fileAndRead(ending.userId)).toContain(SETTLED)
 	})
 })
 

@@ -37,8 +37,13 @@ export async function deletionFromForm(
 	{ filedPath, accountPath }: { filedPath: string; accountPath: string },
 ): Promise<Response | DeletionRefusal> {
 	const values = formValues(form, ['confirmEmail', 'reason'])
+	// With a request already pending (filed from another tab, or a refused form posted again with
+	// Back), the page shows that request and no form: a field's error would have nowhere to appear,
+	// and the page would only say "Error". It shows the request instead. (The API answers as ever.)
+	const showPending = () => (account.pending ? redirect(accountPath, 303) : null)
 	const parsed = deletionRequestSchema.safeParse(values)
-	if (!parsed.success) return { notice: null, errors: fieldErrors(parsed.error), values, init: refusalInit({ code: 'bad-body' }) }
+	if (!parsed.success)
+		return showPending() ?? { notice: null, errors: fieldErrors(parsed.error), values, init: refusalInit({ code: 'bad-body' }) }
 	const result = await fileDeletionRequest(account, parsed.data)
 	if (result.status === 'ok') return redirect(filedPath, 303)
 	if (result.status === 'table-missing') {
@@ -47,7 +52,7 @@ export async function deletionFromForm(
 	}
 	const init = refusalInit(result)
 	if (result.code === 'email-mismatch') {
-		return { notice: null, errors: { confirmEmail: 'That is not the email address of this account.' }, values, init }
+		return showPending() ?? { notice: null, errors: { confirmEmail: 'That is not the email address of this account.' }, values, init }
 	}
 	if (result.code === 'rate-limited') {
 		const notice = `Too many attempts in a short time. Nothing was filed: please wait ${waitInWords(result.retryAfterSeconds)} and try again.`
