@@ -38,6 +38,8 @@ export async function connectDatabase({ databaseUrl, projectRoot, migrate = true
 					projectRoot,
 					query: (sql) => database.pool.query(sql),
 					exclusive: (work) => withMigrationLock(database.pool, work),
+					// The CLI child is told the database this server opened, not left to read it again.
+					databaseUrl: target.url,
 				})
 			}
 		} catch (error) {

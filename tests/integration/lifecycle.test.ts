@@ -158,6 +158,25 @@ describe.runIf(inject('databaseKind') === 'postgres')('start-up on PostgreSQL', 
 		}
 	}, 120_000)
 
+	test('DATABASE_URL with a stray space and newline migrates the PostgreSQL database the server serves', async () => {
+		const name = `padded_${Date.now()}`
+		await createDatabase(inject('postgresAdminUrl'), name)
+		const databaseUrl = inject('postgresAdminUrl').replace(/\/postgres$/, `/${name}`)
+		// The migration CLI reads DATABASE_URL itself: untrimmed, it took the embedded database instead.
+		const app = await startApp({ DATABASE_URL: ` ${databaseUrl}\n` }, { timeoutMs: 90_000 })
+		try {
+			expect((await fetch(`${app.url}/api/billing/status`)).status).toBe(401)
+			const applied = await withDatabase(databaseUrl, (prisma) =>
+				prisma.$queryRawUnsafe<Array<{ migration_name: string }>>(
+					'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL',
+				),
+			)
+			expect(applied.map((m) => m.migration_name).sort()).toEqual(migrationNames(projectRoot))
+		} finally {
+			await app.stop()
+		}
+	}, 120_000)
+
 	test('a second instance starting while the first serves load: no request fails, nothing migrates twice, both serve', async () => {
 		const standIns = await startStandIns()
 		const name = `rolling_${Date.now()}`

@@ -20,6 +20,14 @@ describe('the database named in the start-up log', () => {
 		},
 	)
 
+	test('surrounding whitespace is trimmed, as the server trims every variable: the migration CLI reads the same database', () => {
+		expect(databaseTarget(' postgres://app@db.internal/callsheet\n')).toEqual({
+			kind: 'postgres',
+			url: 'postgres://app@db.internal/callsheet',
+		})
+		expect(databaseTarget('\tfile:/var/lib/callsheet ')).toEqual({ kind: 'embedded', dataDir: '/var/lib/callsheet' })
+	})
+
 	test('embedded: the folder, relative when it is inside the project', () => {
 		// The scheme in any case, as for postgres://: FILE: names the folder too, not the default.
 		expect(databaseTarget('FILE:/var/lib/callsheet')).toEqual({ kind: 'embedded', dataDir: '/var/lib/callsheet' })

@@ -8,7 +8,10 @@ export const DEFAULT_EMBEDDED_DIR = './data/pglite'
  * contract.md §1: postgres:// or postgresql:// selects PostgreSQL; anything else, or nothing, the
  * embedded database. A `file:` URL names the embedded database's folder (docs/decisions/0003).
  */
-export function databaseTarget(databaseUrl: string | undefined): DatabaseTarget {
+export function databaseTarget(value: string | undefined): DatabaseTarget {
+	// Trimmed as env.server.ts trims every variable: the migration CLI reads DATABASE_URL raw
+	// (prisma.config.ts), and a stray space must not send it to another database than the server's.
+	const databaseUrl = value?.trim()
 	if (databaseUrl && /^postgres(ql)?:\/\//i.test(databaseUrl)) return { kind: 'postgres', url: databaseUrl }
 	if (databaseUrl && /^file:/i.test(databaseUrl)) {
 		const folder = decodeURIComponent(databaseUrl.slice('file:'.length).replace(/^\/\/(?=\/)/, ''))

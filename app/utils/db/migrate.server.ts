@@ -55,6 +55,15 @@ export async function applyPendingMigrations(options: MigrateOptions) {
 		console.log(`database: applying ${pending.length} migration(s): ${pending.join(', ')}`)
 		await options.beforeDeploy?.()
 		await runPrismaMigrateDeploy(options)
+		// The CLI opens its database by itself: if it ever migrated another one than this server's,
+		// serving would meet a schema it does not know. Check where the connection is still open.
+		if (!options.beforeDeploy) {
+			const left = await pendingNow()
+			if (left.length > 0)
+				throw new Error(
+					`prisma migrate deploy finished, but ${left.length} migration(s) are not applied to this database: ${left.join(', ')}`,
+				)
+		}
 		return { applied: pending }
 	})
 }
