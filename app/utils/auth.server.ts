@@ -72,8 +72,34 @@ const REFUSAL_LOG_INTERVAL_MS = 60_000
 const refusals = new Map<string, { count: number; loggedAt: number }>()
 
 /**
+ * Without CLERK_JWT_KEY, Clerk verifies a token with the keys its Backend API publishes, fetched when
+ * a token names a key it has not cached (and again every 5 minutes). When that fetch fails, or hangs,
+ * nothing is known about the token: refusing it as signed out would tell a signed-in user to sign
+ * in again, and a hang would hold the request with no end. It is answered as the provider's outage
+ * instead: 503 identity-provider-unavailable, safe to retry (the status API, its fallback payload).
+ */
+export class SessionCannotBeVerified extends Error {
+	constructor(readonly detail: string) {
+		super(`the identity provider's signing keys could not be loaded (${detail})`)
+		this.name = 'SessionCannotBeVerified'
+	}
+}
+const KEYS_NOT_LOADED = 'jwk-remote-failed-to-load'
+// As long as the deletion request's email lookup waits (identity.server.ts).
+const VERIFY_DEADLINE_MS = 5_000
+
+function withinVerifyDeadline<T>(verification: Promise<T>): Promise<T> {
+	let timer: NodeJS.Timeout | undefined
+	const deadline = new Promise<never>((_, reject) => {
+		timer = setTimeout(() => reject(new SessionCannotBeVerified(`no answer within ${VERIFY_DEADLINE_MS} ms`)), VERIFY_DEADLINE_MS)
+	})
+	return Promise.race([verification, deadline]).finally(() => clearTimeout(timer))
+}
+
+/**
  * Clerk answers a token it cannot verify with a signed-out state, not an error: an expired token, a
- * forged one, but also a wrong CLERK_JWT_KEY or keys it could not fetch, which refuse every user.
+ * forged one, but also a wrong CLERK_JWT_KEY, which refuses every user (keys it could not fetch are
+ * answered as an outage: SessionCannotBeVerified).
  * Each reason is logged when first seen and then at most once a minute with a count, so an operator
  * sees the second kind without a client being able to flood the log with the first. `detail` (what
  * the client sent may shape it) is logged with the note, never used as a key.
@@ -85,7 +111,9 @@ function noteRefusedSession(reason: string | null, detail?: string) {
 	seen.count++
 	if (now - seen.loggedAt >= REFUSAL_LOG_INTERVAL_MS) {
 		const about = detail ? `${key}: ${detail.replace(/[\x00-\x1f\x7f]+/g, ' ').slice(0, 120)}` : key
-		console.warn(`auth: ${seen.count} session token(s) refused (${about}) since the last note; each answered 401`)
+		const outcome = key === KEYS_NOT_LOADED ? 'not verified' : 'refused'
+		const answered = key === KEYS_NOT_LOADED ? '503 (the status API its fallback)' : '401'
+		console.warn(`auth: ${seen.count} session token(s) ${outcome} (${about}) since the last note; each answered ${answered}`)
 		seen.count = 0
 		seen.loggedAt = now
 	}
@@ -142,11 +170,14 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 			noteRefusedSession('hidden-handshake-cookie')
 			return null
 		}
-		const state = await clerkClient().authenticateRequest(headersOnly, {
+		const verification = clerkClient().authenticateRequest(headersOnly, {
 			jwtKey: config.CLERK_JWT_KEY,
 			authorizedParties: [new URL(config.APP_URL).origin],
 		})
+		// With CLERK_JWT_KEY, verification makes no call: no deadline to keep.
+		const state = await (config.CLERK_JWT_KEY ? verification : withinVerifyDeadline(verification))
 		if (!state.isSignedIn) {
+			if (state.reason === KEYS_NOT_LOADED) throw new SessionCannotBeVerified(state.message)
 			noteRefusedSession(state.reason)
 			return null
 		}
@@ -154,6 +185,10 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 		remember(key, auth.userId, auth.sessionClaims.exp)
 		return auth.userId
 	} catch (error) {
+		if (error instanceof SessionCannotBeVerified) {
+			noteRefusedSession(KEYS_NOT_LOADED, error.detail)
+			throw error
+		}
 		// A token Clerk cannot even parse ("not.a.jwt") throws instead of returning a reason: anyone can
 		// send one, so it is counted like the other refusals rather than logged per request.
 		noteRefusedSession('token-unreadable', (error as Error).message)
@@ -161,9 +196,14 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 	}
 }
 
-/** For /api/* routes: the signed-in user's identity-provider id, or a thrown JSON 401. */
+/**
+ * For /api/* routes: the signed-in user's identity-provider id, or a thrown JSON 401 (503 when the
+ * provider's keys could not be loaded to verify the session).
+ */
 export async function requireApiSession(request: Request): Promise<string> {
-	const clerkId = await sessionUserId(request)
+	const clerkId = await sessionUserId(request).catch((error: unknown) => {
+		throw error instanceof SessionCannotBeVerified ? errorResponse('identity-provider-unavailable') : error
+	})
 	if (!clerkId) throw errorResponse('unauthorized')
 	return clerkId
 }

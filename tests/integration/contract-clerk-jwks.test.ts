@@ -80,3 +80,52 @@ describe('CLERK_JWT_KEY unset: keys from the identity provider', () => {
 		expect(await response.text()).toMatch(new RegExp(`Signed in as(<!-- -->)? <strong>${userId}<wbr/>@example\\.com</strong>`))
 	})
 })
+
+describe('CLERK_JWT_KEY unset, while the identity provider cannot hand over its keys', () => {
+	test('a valid session is not taken for a signed-out one: the status API answers its fallback, writes 503, and all recover with the provider', async () => {
+		expectServerLog(/^auth: \d+ session token\(s\) refused \(jwk-kid-mismatch\)/)
+		expectServerLog(/^auth: \d+ session token\(s\) not verified \(jwk-remote-failed-to-load: .+\) since the last note; each answered 503/)
+		// A second instance, started during the outage: it has no keys cached yet.
+		const { CLERK_JWT_KEY: _networkless, ...env } = standIns.env
+		const cold = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...env })
+		try {
+			const userId = newClerkUserId()
+			standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
+			const headers = sessionHeaders(standIns.clerk, userId)
+			// Each answer within the client's own patience: a provider that never answers must not hold it.
+			const call = (path: string, body?: unknown) =>
+				fetch(`${cold.url}${path}`, {
+					method: body === undefined ? 'GET' : 'POST',
+					headers: { ...headers, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+					body: body === undefined ? undefined : JSON.stringify(body),
+					signal: AbortSignal.timeout(20_000),
+				})
+			for (const mode of ['error500', 'hang'] as const) {
+				standIns.clerkApi.setMode(mode)
+				const status = await call('/api/billing/status')
+				expect(status.status, mode).toBe(200)
+				expect(await status.json(), mode).toEqual(FREE_STATUS)
+				for (const [path, body] of [
+					['/api/billing/checkout', { plan: 'solo' }],
+					['/api/account/delete-request', { confirmEmail: `${userId}@example.com` }],
+				] as const) {
+					const refused = await call(path, body)
+					expect(refused.status, `${mode} ${path}`).toBe(503)
+					expect(await refused.json(), `${mode} ${path}`).toEqual({ error: expect.any(String), code: 'identity-provider-unavailable' })
+				}
+			}
+			standIns.clerkApi.setMode('ok')
+			const checkout = await call('/api/billing/checkout', { plan: 'solo' })
+			expect(checkout.status).toBe(200)
+			expect(await checkout.json()).toEqual({ url: expect.any(String) })
+			// A token the provider does not vouch for is still 401 once its keys are in.
+			const forged = await fetch(`${cold.url}/api/billing/status`, {
+				headers: { Authorization: `Bearer ${standIns.clerk.sign({ sub: userId }, { kid: 'ins_unpublished' })}` },
+			})
+			expect(forged.status).toBe(401)
+		} finally {
+			standIns.clerkApi.setMode('ok')
+			await cold.stop()
+		}
+	}, 90_000)
+})
