@@ -10,7 +10,12 @@ import { PayloadTooLargeError, readBodyText } from './http.server.ts'
 export function isSameOrigin(request: Request) {
 	const origin = request.headers.get('Origin')
 	if (origin && origin !== 'null') {
-		return origin === new URL(env().APP_URL).origin || origin === new URL(request.url).origin
+		if (origin === new URL(env().APP_URL).origin) return true
+		// The request's own host, over either scheme: behind a proxy that ends TLS the browser's page is
+		// https:// while the request reaches us over http, and APP_URL may not be set (forms need no key).
+		// The host is what makes an origin ours; a page of another site cannot send ours.
+		const { host } = new URL(request.url)
+		return origin === `http://${host}` || origin === `https://${host}`
 	}
 	const fetchSite = request.headers.get('Sec-Fetch-Site')
 	if (fetchSite) return fetchSite === 'same-origin' || fetchSite === 'none'

@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import http from 'node:http'
 import { generateKeyPairSync, randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { createClerkTestKeys, sessionCookie } from '../mocks/clerk.ts'
@@ -308,6 +309,31 @@ test("an API write a browser sends from another site with the user's session coo
 		body: '{}',
 	})
 	expect(anonymous.status).toBe(400)
+})
+
+test("behind a proxy that ends TLS, a form from the site's own https page is accepted (APP_URL not set to it); another site's is 403", async () => {
+	// node:http, so the Host header is the proxy's (fetch sets it from the URL).
+	const postContact = (origin: string) =>
+		new Promise<number>((resolve, reject) => {
+			const request = http.request(`${app.url}/contact`, {
+				method: 'POST',
+				headers: {
+					Host: 'callsheet.example',
+					Origin: origin,
+					'X-Forwarded-Proto': 'https',
+					'Content-Type': 'application/x-www-form-urlencoded',
+				},
+			})
+			request.on('response', (response) => (response.resume(), resolve(response.statusCode ?? 0)))
+			request.on('error', reject)
+			request.end('name=&email=&subject=&message=')
+		})
+	// The empty form reaches the page's action: 400 with its errors, not the cross-site 403.
+	expect(await postContact('https://callsheet.example')).toBe(400)
+	expect(await postContact('http://callsheet.example')).toBe(400)
+	for (const other of ['https://evil.example', 'https://callsheet.example.evil.example', 'https://callsheet.example:8443']) {
+		expect(await postContact(other), other).toBe(403)
+	}
 })
 
 test('a session remembered under cookies written oddly (spaces around the name) is not handed to a request without a session cookie', async () => {
