@@ -317,6 +317,7 @@ describe('the SMTP conversation', () => {
 			expect((await postJson(`${authed.url}/api/contact`, { ...valid, subject }, { 'X-Forwarded-For': uniqueIp() })).status).toBe(200)
 			const mail = await sink.waitForMessage((m) => m.subject === `[Contact] ${subject}`)
 			expect(mail.authUser).toBe('mailer@callsheet.test')
+			expect(mail.authPassword).toBe('p/ss:word')
 		} finally {
 			await authed.stop()
 		}

@@ -210,15 +210,17 @@ describe.runIf(inject('databaseKind') === 'postgres')('start-up on PostgreSQL', 
 			await until(() => accepted.length >= 10, 30_000, 'ten filings accepted by the first instance')
 
 			// Starts (and looks for pending migrations) while the first keeps answering.
+			const beforeStart = statuses.length
 			second = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env }, { timeoutMs: 90_000 })
-			const duringStart = statuses.length
+			const duringStart = statuses.length - beforeStart
 			const fromSecond = await fileRequest(second.url)
 			loading = false
 			await load
 
 			expect(fromSecond.status).toBe(200)
 			accepted.push(fromSecond.body.request_id!)
-			expect(duringStart).toBeGreaterThan(10)
+			// The first instance answered while the second was starting, not only before.
+			expect(duringStart).toBeGreaterThan(0)
 			expect(statuses.filter((status) => status !== 200)).toEqual([])
 			const stored = new Set(
 				(await withDatabase(databaseUrl, (prisma) => prisma.deletionRequest.findMany({ select: { id: true } }))).map((r) => r.id),

@@ -28,8 +28,15 @@ describe.runIf(inject('databaseKind') === 'postgres')('sweeping expired rate-lim
 				now + 30_000,
 			)
 			await prisma.$executeRawUnsafe(`INSERT INTO "rate_limits" VALUES ('forever', 1, NULL)`)
-			const run = (text: string, values: unknown[]) => prisma.$executeRawUnsafe(text, ...values)
+			// Each statement's count, so that the batches show: one DELETE of every row would count 2 500 too.
+			const deletedPerStatement: number[] = []
+			const run = async (text: string, values: unknown[]) => {
+				const deleted = await prisma.$executeRawUnsafe(text, ...values)
+				deletedPerStatement.push(deleted)
+				return deleted
+			}
 			expect(await sweepExpiredLimits(run, now)).toBe(2500)
+			expect(deletedPerStatement).toEqual([1000, 1000, 500])
 			expect(await sweepExpiredLimits(run, now)).toBe(0)
 			return prisma.$queryRawUnsafe<Array<{ prefix: string; rows: number }>>(
 				`SELECT split_part(key, ':', 1) AS prefix, count(*)::int AS rows FROM "rate_limits" GROUP BY 1 ORDER BY 1`,

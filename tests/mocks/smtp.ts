@@ -20,6 +20,8 @@ export type CapturedMail = ParsedMail & {
 	envelope: { from: string | null; to: string[] }
 	/** Username from AUTH, when the client logged in. */
 	authUser: string | null
+	/** The password it logged in with (the sink accepts any; a relay would refuse a wrong one). */
+	authPassword: string | null
 }
 
 /** A session the sink left waiting on purpose (mode `hang` or `hang-data`). */
@@ -60,6 +62,7 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 	const waiters = new Set<(mail: CapturedMail) => void>()
 	const held: HeldSession[] = []
 	const heldBySession = new Map<string, HeldSession>()
+	const passwords = new Map<string, string | null>()
 	const hold = (sessionId: string, heldMode: HeldSession['mode']) => {
 		const session: HeldSession = { mode: heldMode, closed: false }
 		held.push(session)
@@ -70,12 +73,14 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 		authOptional: true,
 		// smtp-server's built-in certificate is expired: no STARTTLS, plain connections only.
 		disabledCommands: ['STARTTLS'],
-		// Lets an SMTP_URL with credentials work without TLS; any login is accepted.
+		// Lets an SMTP_URL with credentials work without TLS; any login is accepted, and what it sent is
+		// kept with each message.
 		allowInsecureAuth: true,
 		disableReverseLookup: true,
 		closeTimeout: 100,
 		logger: false,
-		onAuth(auth, _session, callback) {
+		onAuth(auth, session, callback) {
+			passwords.set(session.id, auth.password ?? null)
 			callback(null, { user: auth.username ?? 'user' })
 		},
 		onConnect(session, callback) {
@@ -89,6 +94,7 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 			const stuck = heldBySession.get(session.id)
 			if (stuck) stuck.closed = true
 			heldBySession.delete(session.id)
+			passwords.delete(session.id)
 		},
 		onMailFrom(_address, session, callback) {
 			const kept = (session.transaction ?? 1) > 1
@@ -113,6 +119,7 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 								to: session.envelope.rcptTo.map((r) => r.address),
 							},
 							authUser: typeof session.user === 'string' ? session.user : null,
+							authPassword: passwords.get(session.id) ?? null,
 						})
 						messages.push(mail)
 						for (const waiter of waiters) waiter(mail)
