@@ -54,13 +54,26 @@ export async function openBillingPortal(user: AppUser): Promise<PortalResult> {
 	if (!user.stripeCustomerId) return { status: 'error', code: 'no-customer' }
 	const limit = await portalLimiter.consume(user.id)
 	if (!limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
+	const customer = user.stripeCustomerId
+	const open = (configuration: string | null) =>
+		processor.billingPortal.sessions.create({
+			customer,
+			return_url: `${env().APP_URL}/account`,
+			...(configuration ? { configuration } : {}),
+		})
 	const lookup = managedConfiguration(processor)
 	try {
 		const configuration = await lookup
-		const session = await processor.billingPortal.sessions.create({
-			customer: user.stripeCustomerId,
-			return_url: `${env().APP_URL}/account`,
-			...(configuration ? { configuration } : {}),
+		const session = await open(configuration).catch(async (error: unknown) => {
+			// Our configuration refused (deactivated in the Dashboard, or gone with a reset sandbox):
+			// look again and open on what the account has now, rather than fail this user once per process.
+			if (!configuration || (error as { param?: unknown }).param !== 'configuration') throw error
+			forget(lookup)
+			const current = await managedConfiguration(processor)
+			console.log(
+				`billing: portal configuration ${configuration} was refused by the processor (${(error as Error).message}); the portal opens on ${current ?? "the account's default"}`,
+			)
+			return open(current)
 		})
 		return { status: 'ok', url: session.url }
 	} catch (error) {
@@ -71,9 +84,6 @@ export async function openBillingPortal(user: AppUser): Promise<PortalResult> {
 			await forgetCustomer(user, user.stripeCustomerId)
 			return { status: 'error', code: 'no-customer' }
 		}
-		// Our configuration is refused (gone with a reset sandbox, or deactivated in the Dashboard): the
-		// next request looks it up again.
-		if ((error as { param?: unknown }).param === 'configuration') forget(lookup)
 		console.error(`billing: portal for user ${user.id} failed: ${(error as Error).message}`)
 		return { status: 'error', code: 'server-error' }
 	}

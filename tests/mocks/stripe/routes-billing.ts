@@ -183,6 +183,12 @@ function createPortalSession(ctx: ApiContext): ApiResult {
 		? store.get(configId, 'billing_portal.configuration')
 		: store.all('billing_portal.configuration').find((c) => c.is_default)
 	if (configId && !config) return missing('configuration', configId, 'configuration')
+	// Only an active configuration "can be used to create portal sessions" (BillingPortal.Configuration.active).
+	if (configId && config && config.active === false) {
+		return stripeError(400, `The configuration '${configId}' is not active; activate it before creating portal sessions with it.`, {
+			param: 'configuration',
+		})
+	}
 	if (!config) {
 		return stripeError(
 			400,
