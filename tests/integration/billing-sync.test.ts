@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { startStandIns } from '../mocks/serve-all.ts'
-import { startFakeStripe, type FakeStripe } from '../mocks/stripe.ts'
+import { startFakeStripe, type FakeStripe, type StripeObject } from '../mocks/stripe.ts'
 import { startApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
 import { postForm, postJson } from '../support/http.ts'
@@ -9,6 +9,7 @@ import { projectRoot } from '../support/project.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 import { expectServerLog } from '../support/fail-on-server-error.ts'
 import { until } from '../support/deadline.ts'
+import { PAID_PLANS } from '../../app/modules/billing/plans.ts'
 
 // `npm run billing:sync` against an empty (fake) Stripe account, then again: the second run changes nothing.
 let stripe: FakeStripe
@@ -100,6 +101,30 @@ test('one failure at Stripe does not fail the sync for a day: the create is trie
 		expect(pricePosts.filter((r) => r.idempotencyKey === failedKey).length).toBeGreaterThan(1) // the SDK's retries: replayed 500s
 		expect(pricePosts.some((r) => r.idempotencyKey?.startsWith(`${failedKey}-after-failure-`))).toBe(true)
 		expect(account.store.all('price').filter((p) => p.active)).toHaveLength(12)
+		const second = await sync(account)
+		expect(second.stdout).toMatch(/0 created, 1 updated, 18 unchanged/)
+	} finally {
+		await account.close()
+	}
+})
+
+test('a product create that failed at Stripe yet made the product: the retry is refused as existing, and the run goes on', async () => {
+	const account = await startFakeStripe({ seedPrices: false })
+	try {
+		account.failNext(/^POST \/v1\/products$/, 1, { afterApplying: true })
+		const first = await sync(account)
+		expect(first.stderr).not.toMatch(/failed|exists/i)
+		expect(first.status).toBe(0)
+		expect(first.stdout).toMatch(/19 created, 0 updated, 0 unchanged/)
+		const productPosts = account.requests.filter((r) => r.method === 'POST' && r.path === '/v1/products')
+		// The failed create was tried once more under a key of its own, and refused as existing.
+		expect(productPosts.some((r) => /-after-failure-/.test(r.idempotencyKey ?? ''))).toBe(true)
+		expect(
+			account.store
+				.all('product')
+				.map((p) => p.id)
+				.sort(),
+		).toEqual(PAID_PLANS.map((plan) => `callsheet_${plan}`).sort())
 		const second = await sync(account)
 		expect(second.stdout).toMatch(/0 created, 1 updated, 18 unchanged/)
 	} finally {
@@ -273,7 +298,7 @@ test('the customer portal opens on the configuration the sync manages: before a 
 		// Ours gone and replaced (a sandbox reset and synced again): the refusal makes the app look
 		// again, and the same request opens on the new one.
 		account.store.objects.delete(ours.id)
-		const replacement = account.store.put({ ...ours, id: 'bpc_replacement' })
+		const replacement: StripeObject = account.store.put({ ...ours, id: 'bpc_replacement' })
 		expect(configurationOf((await portal()).url)).toBe(replacement.id)
 		expect(app.output()).toContain(`billing: portal configuration ${ours.id} was refused by the processor (No such configuration:`)
 		// Ours deactivated in the Dashboard: the account's default until a sync activates ours again.

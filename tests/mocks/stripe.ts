@@ -50,9 +50,11 @@ export interface FakeStripe {
 	setUnsupported(pattern: RegExp | null): void
 	/**
 	 * The next `times` calls whose `METHOD /path` matches fail as in error500 mode (a 500, saved under
-	 * their idempotency key and replayed, as Stripe does); the others are answered as usual.
+	 * their idempotency key and replayed, as Stripe does); the others are answered as usual. With
+	 * `afterApplying`, each is carried out first and then answered 500: a failure at Stripe that still
+	 * made the object.
 	 */
-	failNext(pattern: RegExp, times?: number): void
+	failNext(pattern: RegExp, times?: number, options?: { afterApplying?: boolean }): void
 	setWebhookUrl(url: string | undefined): void
 	createCustomer(fields?: Partial<StripeObject>): StripeObject
 	createSubscription(seed: SeedSubscription): StripeObject
@@ -81,7 +83,7 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 	let mode: FaultMode = 'ok'
 	let latencyMs = 0
 	let unsupported: RegExp | null = null
-	let failing: { pattern: RegExp; times: number } | null = null
+	let failing: { pattern: RegExp; times: number; afterApplying: boolean } | null = null
 	const store = new StripeStore()
 	if (opts.seedPrices !== false) store.seedPlans()
 	if (opts.seedPortalConfiguration ?? opts.seedPrices !== false) store.seedSyncedPortalConfiguration()
@@ -133,6 +135,7 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 		if (mode === 'reset') return void req.socket.destroy()
 		const failsHere = failing !== null && failing.times > 0 && failing.pattern.test(`${method} ${url.pathname}`)
 		if (failsHere) failing!.times--
+		if (failsHere && failing!.afterApplying) handleApi({ store, fakeUrl, params }, method, url.pathname)
 		if (mode === 'error500' || failsHere) {
 			const failure = { error: { type: 'api_error', message: 'An unknown error occurred (fake Stripe error500 mode).' } }
 			// Stripe saves the result of a request that started executing under its idempotency key,
@@ -211,7 +214,7 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 		setMode: (next) => void (mode = next),
 		setLatency: (ms) => void (latencyMs = ms),
 		setUnsupported: (pattern) => void (unsupported = pattern),
-		failNext: (pattern, times = 1) => void (failing = { pattern, times }),
+		failNext: (pattern, times = 1, { afterApplying = false } = {}) => void (failing = { pattern, times, afterApplying }),
 		setWebhookUrl: (next) => void (webhookUrl = next),
 		createCustomer: (fields) => store.createCustomer(fields),
 		createSubscription: (seed) => store.createSubscription(seed),

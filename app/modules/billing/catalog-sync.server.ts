@@ -10,8 +10,8 @@ import { lookupKey, PAID_PLANS, PLAN_TABLE, INTERVALS, type Interval, type PaidP
 //
 // Each create has a fixed idempotency key (two runs at once make one of each), and after a 5xx one
 // more attempt under a key of its own (createOnceUnder), so a failure at Stripe does not fail every run
-// for a day. What a failed attempt may still have made is harmless: a product id is fixed (a second
-// create is refused, and the next run finds it); a price made twice loses its lookup key to the second
+// for a day. What a failed attempt may still have made is harmless: a product id is fixed (the second
+// create is refused as already existing: the product is there, made by the first); a price made twice loses its lookup key to the second
 // and is never used; a second portal configuration is deactivated by the next run (syncPortal).
 
 export type SyncReport = { created: string[]; updated: string[]; unchanged: string[] }
@@ -33,7 +33,10 @@ async function syncProduct(stripe: Stripe, plan: PaidPlan, report: SyncReport) {
 	if (!existing) {
 		await createOnceUnder(`sync-product-${id}`, (idempotencyKey) =>
 			stripe.products.create({ id, name, metadata: { plan } }, { idempotencyKey }),
-		)
+		).catch((error: { code?: string }) => {
+			// The first attempt failed at Stripe yet made the product: the id is ours alone, so it is this one.
+			if (error.code !== 'resource_already_exists') throw error
+		})
 		report.created.push(`product ${id}`)
 	} else if (existing.name !== name || !existing.active) {
 		await stripe.products.update(id, { name, active: true })

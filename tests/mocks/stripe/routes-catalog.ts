@@ -45,6 +45,10 @@ function listCustomers(ctx: ApiContext): ApiResult {
 function createProduct(ctx: ApiContext): ApiResult {
 	const name = str(ctx.params.name)
 	if (!name) return required('name')
+	// A product id of one's own must be new: Stripe refuses a second create with it.
+	const id = str(ctx.params.id)
+	if (id && ctx.store.get(id, 'product'))
+		return stripeError(400, 'Product already exists.', { code: 'resource_already_exists', param: 'id' })
 	return ok(
 		ctx.store.put(
 			productObject({
