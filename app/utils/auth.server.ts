@@ -201,9 +201,13 @@ export async function sessionUserId(request: Request): Promise<string | null> {
  * provider's keys could not be loaded to verify the session).
  */
 export async function requireApiSession(request: Request): Promise<string> {
-	const clerkId = await sessionUserId(request).catch((error: unknown) => {
+	// try/catch rather than .catch(): no extra promise on every signed-in write.
+	let clerkId: string | null
+	try {
+		clerkId = await sessionUserId(request)
+	} catch (error) {
 		throw error instanceof SessionCannotBeVerified ? errorResponse('identity-provider-unavailable') : error
-	})
+	}
 	if (!clerkId) throw errorResponse('unauthorized')
 	return clerkId
 }
