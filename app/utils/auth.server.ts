@@ -4,6 +4,7 @@ import { getAuth } from '@clerk/remix/ssr.server'
 import { redirect, type AppLoadContext } from '@remix-run/node'
 import type { Params } from '@remix-run/react'
 import { env } from './env.server.ts'
+import { withinDeadline } from './deadline.server.ts'
 import { cookiesClerkCanRead, handshakeClerkFinds, withinHandshakeBudget } from './handshake-nonce.server.ts'
 import { errorResponse } from './http.server.ts'
 import { SESSION_REFRESHED } from './session-refresh.ts'
@@ -88,14 +89,6 @@ const KEYS_NOT_LOADED = 'jwk-remote-failed-to-load'
 // As long as the deletion request's email lookup waits (identity.server.ts).
 const VERIFY_DEADLINE_MS = 5_000
 
-function withinVerifyDeadline<T>(verification: Promise<T>): Promise<T> {
-	let timer: NodeJS.Timeout | undefined
-	const deadline = new Promise<never>((_, reject) => {
-		timer = setTimeout(() => reject(new SessionCannotBeVerified(`no answer within ${VERIFY_DEADLINE_MS} ms`)), VERIFY_DEADLINE_MS)
-	})
-	return Promise.race([verification, deadline]).finally(() => clearTimeout(timer))
-}
-
 /**
  * Clerk answers a token it cannot verify with a signed-out state, not an error: an expired token, a
  * forged one, but also a wrong CLERK_JWT_KEY, which refuses every user (keys it could not fetch are
@@ -175,7 +168,9 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 			authorizedParties: [new URL(config.APP_URL).origin],
 		})
 		// With CLERK_JWT_KEY, verification makes no call: no deadline to keep.
-		const state = await (config.CLERK_JWT_KEY ? verification : withinVerifyDeadline(verification))
+		const state = await (config.CLERK_JWT_KEY
+			? verification
+			: withinDeadline(verification, VERIFY_DEADLINE_MS, () => new SessionCannotBeVerified(`no answer within ${VERIFY_DEADLINE_MS} ms`)))
 		if (!state.isSignedIn) {
 			if (state.reason === KEYS_NOT_LOADED) throw new SessionCannotBeVerified(state.message)
 			noteRefusedSession(state.reason)

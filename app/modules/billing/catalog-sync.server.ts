@@ -11,8 +11,9 @@ import { lookupKey, PAID_PLANS, PLAN_TABLE, INTERVALS, type Interval, type PaidP
 // Each create has a fixed idempotency key (two runs at once make one of each), and after a 5xx one
 // more attempt under a key of its own (createOnceUnder), so a failure at Stripe does not fail every run
 // for a day. What a failed attempt may still have made is harmless: a product id is fixed (the second
-// create is refused as already existing: the product is there, made by the first); a price made twice loses its lookup key to the second
-// and is never used; a second portal configuration is deactivated by the next run (syncPortal).
+// create is refused as already existing: the product is there, made by the first); a price made twice
+// loses its lookup key to the second and is never used; a second portal configuration is deactivated
+// by the next run (syncPortal).
 
 export type SyncReport = { created: string[]; updated: string[]; unchanged: string[] }
 
