@@ -1,6 +1,13 @@
 import { handleBillingWebhook } from '#app/modules/billing/webhook.server.ts'
 import { apiRoute } from '#app/utils/api-route.server.ts'
-import { domainErrorResponse, errorResponse, jsonResponse, PayloadTooLargeError, readBodyText } from '#app/utils/http.server.ts'
+import {
+	domainErrorResponse,
+	errorResponse,
+	jsonResponse,
+	notDeclaredJson,
+	PayloadTooLargeError,
+	readBodyText,
+} from '#app/utils/http.server.ts'
 
 const route = apiRoute({
 	POST: async ({ request }) => {
@@ -12,7 +19,7 @@ const route = apiRoute({
 			if (error instanceof PayloadTooLargeError) return errorResponse('payload-too-large')
 			throw error
 		}
-		const result = await handleBillingWebhook(rawBody, request.headers.get('Stripe-Signature'))
+		const result = await handleBillingWebhook(rawBody, request.headers.get('Stripe-Signature'), notDeclaredJson(request))
 		if (result.status === 'error') return domainErrorResponse(result)
 		return jsonResponse({ received: true })
 	},

@@ -134,6 +134,18 @@ async function readBodyBytes(request: Request, maxBytes: number): Promise<Buffer
 const UTF8 = new TextDecoder('utf-8', { fatal: true })
 const DECLARED_CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i
 
+/**
+ * Why the request's Content-Type is not JSON in UTF-8 (a `bad-body` detail), or null when it is. Every
+ * /api/* body is held to it (contract §2), the processor's webhook deliveries too.
+ */
+export function notDeclaredJson(request: Request): string | null {
+	const contentType = request.headers.get('Content-Type') ?? ''
+	if (!/^application\/json\s*(;|$)/i.test(contentType)) return 'The body must be JSON sent with Content-Type: application/json.'
+	const charset = DECLARED_CHARSET.exec(contentType)?.[1]?.toLowerCase()
+	if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return 'The body must be JSON in UTF-8.'
+	return null
+}
+
 export type BodyResult<T> = { ok: true; data: T } | { ok: false; response: Response }
 
 /**
@@ -141,17 +153,8 @@ export type BodyResult<T> = { ok: true; data: T } | { ok: false; response: Respo
  * cannot post it), 64 KiB at most, valid JSON, then the route's zod schema.
  */
 export async function readJsonBody<S extends z.ZodType>(request: Request, schema: S): Promise<BodyResult<z.output<S>>> {
-	const contentType = request.headers.get('Content-Type') ?? ''
-	if (!/^application\/json\s*(;|$)/i.test(contentType)) {
-		return {
-			ok: false,
-			response: errorResponse('bad-body', { detail: 'The body must be JSON sent with Content-Type: application/json.' }),
-		}
-	}
-	const charset = DECLARED_CHARSET.exec(contentType)?.[1]?.toLowerCase()
-	if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-		return { ok: false, response: errorResponse('bad-body', { detail: 'The body must be JSON in UTF-8.' }) }
-	}
+	const refusal = notDeclaredJson(request)
+	if (refusal) return { ok: false, response: errorResponse('bad-body', { detail: refusal }) }
 	let bytes: Buffer
 	try {
 		bytes = await readBodyBytes(request, MAX_BODY_BYTES)

@@ -226,6 +226,39 @@ describe('POST /api/billing/webhook', () => {
 		}
 	})
 
+	test('a signed event sent as anything but application/json is 400 bad-body and changes nothing; a forged one stays bad-signature', async () => {
+		const { customer, userId } = await subscribedUser()
+		const event = standIns.stripe.makeEvent(
+			'customer.subscription.updated',
+			standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'past_due'),
+		)
+		const signed = standIns.stripe.signEvent(event)
+		const deliver = (contentType: string | null, header = signed.header) =>
+			fetch(`${app.url}/api/billing/webhook`, {
+				method: 'POST',
+				headers: { ...(contentType ? { 'Content-Type': contentType } : {}), 'Stripe-Signature': header },
+				body: signed.payload,
+			})
+		for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', null]) {
+			const response = await deliver(contentType)
+			expect(response.status, String(contentType)).toBe(400)
+			expect(await response.json(), String(contentType)).toEqual({
+				error: expect.any(String),
+				code: 'bad-body',
+				detail: expect.stringMatching(/Content-Type|UTF-8/),
+				issues: [],
+			})
+		}
+		expect((await deliver('text/plain', 't=1,v1=forged')).status).toBe(400)
+		expect(await (await deliver('text/plain', 't=1,v1=forged')).json()).toMatchObject({ code: 'bad-signature' })
+		expect(await stored((prisma) => prisma.webhookEvent.count({ where: { id: event.id as string } }))).toBe(0)
+		expect(await status(userId)).toMatchObject({ status: 'trialing' })
+		// Sent as the processor sends it, the same delivery takes effect.
+		const accepted = await deliver('application/json; charset=utf-8')
+		expect(accepted.status).toBe(200)
+		expect(await status(userId)).toMatchObject({ status: 'past_due' })
+	})
+
 	test('a signed event of a kind we ignore is 200 however little it carries; recorded once when it has an id', async () => {
 		const id = `evt_ignored_${crypto.randomUUID().replaceAll('-', '')}`
 		const bodies = [

@@ -9,7 +9,7 @@ import { customerIdOf, storeSubscription, userIdForCustomer, type StoreOutcome }
 
 export type WebhookResult =
 	| { status: 'ok'; outcome: StoreOutcome | 'duplicate' | 'ignored' }
-	| { status: 'error'; code: 'processor_not_configured' | 'bad-signature' | 'bad-body' | 'server-error' }
+	| { status: 'error'; code: 'processor_not_configured' | 'bad-signature' | 'bad-body' | 'server-error'; detail?: string }
 
 /**
  * Reads the event's subscription fresh, and the customer's others (decision 0013). Repeated trials are
@@ -45,10 +45,17 @@ async function readSubscriptions(processor: Stripe, subscriptionId: string) {
  * effect commit in one transaction. The effect never trusts the event's copy or its order: the
  * subscription is read fresh from the processor, and storeSubscription keeps only newer state.
  */
-export async function handleBillingWebhook(rawBody: string, signature: string | null): Promise<WebhookResult> {
+export async function handleBillingWebhook(
+	rawBody: string,
+	signature: string | null,
+	notJson: string | null = null,
+): Promise<WebhookResult> {
 	const secret = env().STRIPE_WEBHOOK_SECRET
 	if (!secret) return { status: 'error', code: 'processor_not_configured' }
 	if (!hasValidWebhookSignature(rawBody, signature, secret)) return { status: 'error', code: 'bad-signature' }
+	// Judged after the signature, so a forged delivery is bad-signature whatever it declares. The processor
+	// always sends application/json; anything else is refused like every /api/* body (contract §2).
+	if (notJson) return { status: 'error', code: 'bad-body', detail: notJson }
 
 	const event: ParsedEvent | null = parseWebhookEvent(rawBody)
 	if (!event) return { status: 'error', code: 'bad-body' }
