@@ -20,6 +20,15 @@ if (fs.existsSync('.env') && !process.execArgv.some((arg) => arg.startsWith('--e
 	)
 }
 
+// A promise rejected with nothing to catch it (a library's timer, a cleanup nobody awaits) ends the
+// process by Node's default, cutting off every request in flight and every mail being sent. It is a
+// defect to fix: logged as one (its message and where it came from, never the values it carried), and
+// the server keeps serving.
+process.on('unhandledRejection', (reason) => {
+	const where = reason instanceof Error ? (reason.stack ?? '').split('\n').slice(0, 4).join(' | ') : String(reason)
+	console.error(`process: a rejected promise went unhandled (kept serving): ${where}`)
+})
+
 const build = await import(path.join(projectRoot, 'build/server/index.js'))
 const entry = build.entry.module
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
+import pg from 'pg'
 import { expectServerLog } from '../support/fail-on-server-error.ts'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
@@ -294,4 +295,112 @@ describe.runIf(inject('databaseKind') === 'postgres')('A billing webhook while P
 		expect(await deliver()).toEqual({ status: 200, body: { received: true } })
 		expect(await stored()).toEqual({ events: 1, subscriptions: 1 })
 	})
+})
+
+// A transaction whose connection is lost or stalls: the pooled connection must not be lost with it
+// (each used to be, until every query waited for one), and a stall past the query timeout must not end
+// the process (Prisma's own timeout sent a ROLLBACK nothing caught). The user's row held FOR UPDATE by
+// another session makes the filing's insert wait on its foreign key, inside the transaction.
+describe.runIf(inject('databaseKind') === 'postgres')('Transactions whose PostgreSQL connection is lost or stalls', () => {
+	let standIns: StandIns
+	let app: RunningApp
+	let admin: pg.Client
+	let locker: pg.Client
+	let lockerPid: number
+
+	beforeAll(async () => {
+		const databaseUrl = await freshDatabaseUrl()
+		standIns = await startStandIns()
+		app = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env })
+		admin = new pg.Client({ connectionString: databaseUrl })
+		locker = new pg.Client({ connectionString: databaseUrl })
+		await Promise.all([admin.connect(), locker.connect()])
+		lockerPid = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid
+	})
+	afterAll(async () => {
+		await Promise.allSettled([admin?.end(), locker?.end()])
+		await app?.stop()
+		await standIns?.close()
+	})
+
+	async function signedInUser() {
+		const id = newClerkUserId()
+		standIns.clerkApi.setUser({ id, email: `${id}@example.com` })
+		const headers = sessionHeaders(standIns.clerk, id)
+		expect((await fetch(`${app.url}/api/billing/status`, { headers })).status).toBe(200) // creates the user's row
+		return { id, file: () => postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${id}@example.com` }, headers) }
+	}
+	const holdUserRow = async (clerkId: string) => {
+		await locker.query('BEGIN')
+		await locker.query('SELECT 1 FROM "User" WHERE "clerkId" = $1 FOR UPDATE', [clerkId])
+	}
+	/** The app's session waiting on the held row (its insert, inside the filing's transaction). */
+	async function waitingAppSession() {
+		const deadline = Date.now() + 10_000
+		for (;;) {
+			const { rows } = await admin.query<{ pid: number }>(
+				`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
+				[lockerPid],
+			)
+			if (rows[0]) return rows[0].pid
+			if (Date.now() > deadline) throw new Error('no app session waited on the held row within 10 s')
+			await new Promise((resolve) => setTimeout(resolve, 20))
+		}
+	}
+	const pendingRequests = async (clerkId: string) =>
+		Number(
+			(
+				await admin.query<{ n: string }>(
+					`SELECT count(*) AS n FROM "DeletionRequest" d JOIN "User" u ON u.id = d."userId" WHERE u."clerkId" = $1`,
+					[clerkId],
+				)
+			).rows[0]!.n,
+		)
+
+	test('a session ended mid-transaction twelve times (the pool holds ten): each answers db-error, and the next filing is stored at once', async () => {
+		expectServerLog(/^account-deletion: storing the request of user \S+ failed: /)
+		const user = await signedInUser()
+		for (let round = 1; round <= 12; round++) {
+			await holdUserRow(user.id)
+			const filing = user.file()
+			await admin.query('SELECT pg_terminate_backend($1)', [await waitingAppSession()])
+			const answer = await within(filing, 15_000, `round ${round}: the filing's answer`)
+			expect(answer.status, `round ${round}`).toBe(500)
+			expect(await answer.json()).toMatchObject({ code: 'db-error' })
+			await locker.query('ROLLBACK')
+		}
+		// Each lost connection was given back to the pool: no wait for one (5 s, then a failure).
+		const startedAt = Date.now()
+		const filed = await within(user.file(), 15_000, 'the filing after the incidents')
+		expect(filed.status).toBe(200)
+		expect(await filed.json()).toMatchObject({ saved: true })
+		expect(Date.now() - startedAt).toBeLessThan(4_000)
+		expect(await pendingRequests(user.id)).toBe(1)
+	})
+
+	test('a transaction that waits past the query timeout answers db-error, leaves no session holding its locks, and the process keeps serving', async () => {
+		expectServerLog(/^account-deletion: storing the request of user \S+ failed: /)
+		const user = await signedInUser()
+		await holdUserRow(user.id)
+		try {
+			const answer = await within(user.file(), 15_000, 'the filing that waits on the held row')
+			expect(answer.status).toBe(500)
+			expect(await answer.json()).toMatchObject({ code: 'db-error' })
+			// Held 12 s in all: past the query timeout (5 s) and Prisma's transaction timeout (5 s) together.
+			await new Promise((resolve) => setTimeout(resolve, 7_000))
+			expect(app.process.exitCode).toBeNull()
+			expect((await fetch(`${app.url}/api/health`)).status).toBe(200)
+			const { rows } = await admin.query(
+				`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid NOT IN ($1, pg_backend_pid()) AND (state LIKE 'idle in transaction%' OR wait_event_type = 'Lock')`,
+				[lockerPid],
+			)
+			expect(rows).toEqual([])
+		} finally {
+			await locker.query('ROLLBACK')
+		}
+		const filed = await within(user.file(), 15_000, 'the filing once the row is free')
+		expect(filed.status).toBe(200)
+		expect(await pendingRequests(user.id)).toBe(1)
+		expect(app.errorOutput()).not.toMatch(/unhandled/)
+	}, 60_000)
 })

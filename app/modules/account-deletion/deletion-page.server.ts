@@ -24,7 +24,8 @@ export type DeletionRefusal = {
 const NOTICES = {
 	unauthorized: 'Your session has ended, so nothing was filed.',
 	'identity-provider-unavailable': 'We could not check your email just now. Nothing was filed: please try again in a moment.',
-	'db-error': 'We could not save your request. Nothing was filed: please try again in a moment.',
+	// Not "nothing was filed": a commit whose answer was lost may have stored it; a retry returns that request.
+	'db-error': 'We could not confirm that your request was saved. Please try again in a moment: a request is never filed twice.',
 } as const
 
 /**

@@ -27,6 +27,75 @@ function patchQuery(target: pg.Pool | pg.PoolClient) {
 	}) as typeof target.query
 }
 
+const statementOf = (args: unknown[]) => {
+	const first = args[0]
+	const text = typeof first === 'string' ? first : (first as { text?: unknown } | undefined)?.text
+	return typeof text === 'string' ? text.trim().toUpperCase() : ''
+}
+
+/**
+ * A checked-out connection (a transaction's) that can no longer be trusted is destroyed at once, and
+ * its later release is a no-op. @prisma/adapter-pg ends a transaction by sending COMMIT or ROLLBACK and
+ * only then releasing the connection: if that statement fails (the connection was lost, or it waits
+ * behind a statement that timed out), the connection was never released, and each such incident took
+ * one of the pool's connections for the life of the process until every query waited for one. Prisma's
+ * own transaction timer sends its ROLLBACK with nothing to catch a failure, which ended the process.
+ *
+ * - A failure that is not PostgreSQL's answer (a query timeout, a lost connection) leaves the
+ *   connection mid-conversation: destroyed, which also ends the server's session and its locks.
+ * - A failed COMMIT destroys the connection and still fails: whether it applied is unknown, and every
+ *   write in a transaction here is safe to retry.
+ * - A failed ROLLBACK destroys the connection and is taken as done: PostgreSQL discards the open
+ *   transaction of a session that ends.
+ */
+function destroyOnBrokenTransaction(client: pg.PoolClient) {
+	const query = client.query.bind(client) as (...args: unknown[]) => unknown
+	const destroy = (error: Error) => {
+		const release = client.release
+		client.release = () => {}
+		release.call(client, error)
+	}
+	client.query = ((...args: unknown[]) => {
+		const result = query(...args)
+		if (!(result instanceof Promise)) return result
+		return result.catch((error: unknown) => {
+			const statement = statementOf(args)
+			const ending = statement === 'COMMIT' || statement === 'ROLLBACK'
+			if (ending || !(error instanceof pg.DatabaseError)) {
+				destroy(error instanceof Error ? error : new Error(String(error)))
+				if (statement === 'ROLLBACK') return { command: 'ROLLBACK', rowCount: 0, rows: [], fields: [] }
+			}
+			throw error
+		})
+	}) as typeof client.query
+}
+
+/**
+ * A statement given up on (its query timed out) keeps running in PostgreSQL, or keeps waiting on a
+ * lock, after the client closed its connection: the server notices only when it next writes. Left
+ * alone, each such session holds a server connection (and whatever it locked) beyond the pool's count
+ * until the wait ends. PostgreSQL's cancel request, on a connection of its own, ends it at once, through
+ * a pooler too; pg sends it this way in Client#cancel, which reads a getter pg 8.23 deprecates. It names
+ * the session by its process id and secret key: a session that already ended is left alone. Best
+ * effort, bounded by the connect timeout.
+ */
+type CancelConnection = NodeJS.EventEmitter & {
+	connect: (port: number | string, host?: string) => void
+	cancel: (processId: number, secretKey: number) => void
+	stream: { destroy: () => void }
+}
+function cancelStatementGivenUp(client: pg.PoolClient, options: pg.PoolConfig) {
+	const { processID, secretKey } = client as unknown as { processID?: number; secretKey?: number }
+	if (processID === undefined || secretKey === undefined) return
+	const canceller = new pg.Client(options) as unknown as { connection: CancelConnection; host: string; port: number }
+	const { connection, host, port } = canceller
+	connection.on('error', () => {})
+	connection.once('connect', () => connection.cancel(processID, secretKey))
+	setTimeout(() => connection.stream.destroy(), CONNECT_TIMEOUT_MS).unref()
+	if (host?.startsWith('/')) connection.connect(`${host}/.s.PGSQL.${port}`)
+	else connection.connect(port, host)
+}
+
 export type PostgresDatabase = { pool: pg.Pool; factory: PrismaPg; close: () => Promise<void> }
 
 /**
@@ -51,7 +120,13 @@ export function openPostgres(connectionString: string, options: { max?: number }
 		query_timeout: QUERY_TIMEOUT_MS,
 	})
 	patchQuery(pool)
-	pool.on('connect', patchQuery)
+	pool.on('connect', (client) => {
+		patchQuery(client)
+		destroyOnBrokenTransaction(client)
+	})
+	pool.on('release', (error: Error | undefined, client: pg.PoolClient) => {
+		if (error?.message === 'Query read timeout') cancelStatementGivenUp(client, pool.options)
+	})
 	// An idle client losing its server (restart, failover) must not crash the process.
 	pool.on('error', (error) => console.error(`database: idle connection error: ${error.message}`))
 	return { pool, factory: new PrismaPg(pool), close: () => pool.end() }
