@@ -116,8 +116,9 @@ function noteRefusedSession(reason: string | null, detail?: string) {
 const HANDSHAKE_COOKIE = /^\s*__clerk_handshake/
 
 /**
- * The headers Clerk sees for an API request. HTTP's auth scheme is case-insensitive (RFC 9110 §11.1)
- * and `bearer <token>` is common; Clerk reads only the exact `Bearer ` (the token is passed untouched).
+ * The headers Clerk sees for an API request: the credential credentialsOf keys the cache by, and no
+ * other. HTTP's auth scheme is case-insensitive (RFC 9110 §11.1) and `bearer <token>` is common; Clerk
+ * reads only the exact `Bearer ` (the token is passed untouched).
  * Handshake cookies are left out: an API request never takes part in a handshake (decision 0005),
  * and with one Clerk asks its Backend API for the handshake's payload, and logs the failure, on every
  * request that carries a made-up nonce: a client could spend our API quota and fill the log. So are
@@ -128,11 +129,16 @@ function apiHeadersForClerk(headers: Headers): Headers {
 	const token = authorization?.match(BEARER)?.[1]
 	const cookies = headers.get('Cookie')
 	const canonicalBearer = token !== undefined && authorization !== `Bearer ${token}`
+	// Any other Authorization (a bare token, another scheme) is not a credential here (credentialsOf
+	// keys such a request by its cookies), but Clerk would read a bare token before the cookies: it
+	// would verify one credential while the cache remembered the result under another.
+	const notBearer = authorization !== null && token === undefined
 	const readable = cookies === null ? null : cookiesClerkCanRead(cookies)
 	const handshake = readable?.includes('__clerk_handshake') === true
-	if (!canonicalBearer && !handshake && readable === cookies) return headers
+	if (!canonicalBearer && !notBearer && !handshake && readable === cookies) return headers
 	const forClerk = new Headers(headers)
 	if (canonicalBearer) forClerk.set('Authorization', `Bearer ${token}`)
+	if (notBearer) forClerk.delete('Authorization')
 	if (readable !== null) {
 		const kept = handshake ? readable.split(';').filter((cookie) => !HANDSHAKE_COOKIE.test(cookie)) : [readable]
 		forClerk.set('Cookie', kept.join(';'))

@@ -95,6 +95,26 @@ test('a valid Bearer token works like the cookie, however the scheme is spelt', 
 	}
 })
 
+test('an Authorization header without the Bearer scheme is no credential: a forged cookie beside a valid bare token is refused, then and after', async () => {
+	const holder = newClerkUserId()
+	const forgedCookie = sessionCookie(tampered(standIns.clerk.sign({ sub: newClerkUserId() })))
+	const bareToken = standIns.clerk.sign({ sub: holder })
+	const statusWith = (headers: Record<string, string>) => fetch(`${app.url}/api/billing/status`, { headers })
+	// The cookie is what the request is judged by; the bare token beside it is not read (it used to be
+	// verified, and the result remembered under the forged cookie).
+	expect((await statusWith({ Cookie: forgedCookie, Authorization: bareToken })).status).toBe(401)
+	expect((await statusWith({ Cookie: forgedCookie })).status).toBe(401)
+	expect((await statusWith({ Authorization: bareToken })).status).toBe(401)
+	// Another scheme beside a valid cookie: the cookie's user, as without it.
+	const cookieUser = newClerkUserId()
+	const withBasic = await statusWith({
+		Cookie: sessionCookie(standIns.clerk.sign({ sub: cookieUser })),
+		Authorization: 'Basic dXNlcjpwYXNz',
+	})
+	expect(withBasic.status).toBe(200)
+	expect(await withBasic.json()).toMatchObject({ plan: 'free', status: 'none' })
+})
+
 test("one user's valid session cannot read or change another user's data", async () => {
 	const alice = newClerkUserId()
 	const mallory = newClerkUserId()
