@@ -31,6 +31,19 @@ function discardUnreadBody(req) {
 	req.resume()
 }
 
+/**
+ * A page or its data rendered for a request with cookies or credentials may show that user's account
+ * (their email, their plan, their pending deletion request): no shared cache (a proxy, a CDN) may keep
+ * it, and the browser asks again before reusing its copy from its HTTP cache. Not no-store, which
+ * would also keep the page out of the browser's back/forward cache (Chromium here): Back from Stripe's
+ * hosted pages is designed around that cache (app/utils/client-navigation.ts). The cost, measured:
+ * without JavaScript, Back after signing out shows the account page restored from that cache (with
+ * JavaScript, the restore reloads it into the sign-in page). Lower-case, so a route's own
+ * Cache-Control replaces it. A request without either gets the page anyone gets (decision 0016).
+ */
+const PRIVATE_PAGE = /** @type {[string, string]} */ (['cache-control', 'private, no-cache'])
+const carriesCredentials = (req) => req.headers.cookie !== undefined || req.headers.authorization !== undefined
+
 const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:\/|$)/i
 
 const malformedBody = (message) => JSON.stringify({ error: message, code: 'bad-body', detail: message, issues: [] })
@@ -227,7 +240,7 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				cache.send(res, snapshot, headers, nonce)
 				return
 			}
-			await sendFetchResponse(res, response, headers, readyBodies)
+			await sendFetchResponse(res, response, carriesCredentials(req) && !direct ? [...headers, PRIVATE_PAGE] : headers, readyBodies)
 		} catch (error) {
 			answerFailure(res, error, pathname)
 		}

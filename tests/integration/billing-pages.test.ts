@@ -319,3 +319,23 @@ describe.runIf(inject('databaseKind') === 'postgres')('pages when the stored pla
 		}
 	})
 })
+
+describe('what caches may keep of the pages', () => {
+	test('a page or its data for a signed-in user is private, no-cache (no shared cache keeps it); the page a visitor without cookies gets is not marked', async () => {
+		const { userId } = await subscribedUser()
+		for (const path of ['/account', '/account?_data=routes%2Faccount', '/pricing', '/pricing?_data=routes%2Fpricing', '/contact']) {
+			const response = await fetch(`${app.url}${path}`, { headers: auth(userId) })
+			expect(response.status, path).toBe(200)
+			expect(response.headers.get('cache-control'), path).toBe('private, no-cache')
+			await response.arrayBuffer()
+		}
+		// What it shows is the user's: their plan on the account page.
+		expect(await (await fetch(`${app.url}/account`, { headers: auth(userId) })).text()).toContain('Team')
+		const visitor = await fetch(`${app.url}/pricing`)
+		expect(visitor.status).toBe(200)
+		expect(visitor.headers.get('cache-control')).toBeNull()
+		await visitor.arrayBuffer()
+		// The API's own answers keep theirs.
+		expect((await fetch(`${app.url}/api/billing/status`, { headers: auth(userId) })).headers.get('cache-control')).toBe('no-store')
+	})
+})
