@@ -62,7 +62,9 @@ function refusalMessage(result: Refusal) {
 	if (result.code === 'not-found') return 'That request does not exist.'
 	if (result.code === 'already-processed') return `The request from ${result.clerkId} was already processed.`
 	if (result.code === 'withdrawn') return `The request from ${result.clerkId} was withdrawn: there is nothing to process.`
-	return `Refused: the request from ${result.clerkId} cannot be processed while they still have an active, trialing or past-due subscription. Cancel it in Stripe first.`
+	if (result.code === 'billing-unverified')
+		return `Nothing was marked: Stripe could not be asked whether it still bills ${result.clerkId}. Try again in a moment.`
+	return `Refused: the request from ${result.clerkId} cannot be processed while they still have an active, trialing, past-due or incomplete subscription at Stripe. Cancel it in Stripe first.`
 }
 
 /** A box is ticked when the browser sends its value; anything else (absent, edited) is unticked. */
@@ -138,7 +140,8 @@ function answer<Failure extends { status: 'error'; code: string }>(
 	message: (failure: Failure) => string,
 ) {
 	if (result.status === 'ok') return redirect(`${PAGE_PATH}?${outcome}`, 303)
-	return refuse(args, message(result as Failure), result.code === 'not-found' ? 404 : 409)
+	const status = result.code === 'not-found' ? 404 : result.code === 'billing-unverified' ? 503 : 409
+	return refuse(args, message(result as Failure), status)
 }
 
 export default function DeletionRequestsAdmin() {

@@ -6,6 +6,7 @@ import { freshDatabaseUrl, readStored } from '../support/database.ts'
 import { postForm, postJson } from '../support/http.ts'
 import { projectRoot } from '../support/project.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
+import { expectServerLog } from '../support/fail-on-server-error.ts'
 
 let standIns: StandIns
 let app: RunningApp
@@ -169,7 +170,7 @@ describe('/admin/deletion-requests', () => {
 		// The refusal names whose request it was, and is focused without JavaScript.
 		expect(await refused.text()).toMatch(
 			new RegExp(
-				`autofocus=""[^>]*>Refused: the request from ${userId} cannot be processed while they still have an active, trialing or past-due subscription`,
+				`autofocus=""[^>]*>Refused: the request from ${userId} cannot be processed while they still have an active, trialing, past-due or incomplete subscription at Stripe`,
 			),
 		)
 
@@ -201,6 +202,45 @@ describe('/admin/deletion-requests', () => {
 			['process-refused-subscribed', adminId],
 			['processed', adminId],
 		])
+	})
+})
+
+describe('/admin/deletion-requests asks the processor, not only what was stored', () => {
+	test('a subscription paid at the processor whose webhook has not arrived refuses processing', async () => {
+		const userId = newClerkUserId()
+		standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
+		// A checkout opened before filing (decision 0020 lets it be paid), paid with no delivery to the app.
+		const { url } = await (await postJson(`${app.url}/api/billing/checkout`, { plan: 'team' }, auth(userId))).json()
+		const filed = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${userId}@example.com` }, auth(userId))
+		const { request_id: requestId } = await filed.json()
+		const { subscription } = standIns.stripe.store.completeCheckout(url.split('/').pop())
+		// The app has not heard of it: its own state says free.
+		const status = await (await fetch(`${app.url}/api/billing/status`, { headers: auth(userId) })).json()
+		expect(status).toMatchObject({ has_subscription: false })
+
+		const refused = await markProcessed(requestId)
+		expect(refused.status).toBe(409)
+		expect(await refused.text()).toContain(`Refused: the request from ${userId} cannot be processed`)
+		// An incomplete one too: its first payment may still go through.
+		standIns.stripe.setSubscriptionStatus(String(subscription.id), 'incomplete')
+		expect((await markProcessed(requestId)).status).toBe(409)
+		standIns.stripe.setSubscriptionStatus(String(subscription.id), 'canceled')
+		expect((await markProcessed(requestId)).status).toBe(303)
+	})
+
+	test('when the processor cannot be asked, nothing is marked and the page says to try again', async () => {
+		expectServerLog(/^account-deletion: could not read the subscriptions of cus_\S+ from the processor: /)
+		const { userId, requestId, subscriptionId } = await userWithRequest({ subscribe: true })
+		const canceled = standIns.stripe.setSubscriptionStatus(subscriptionId!, 'canceled')
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))).status).toBe(200)
+		standIns.stripe.failNext(/^GET \/v1\/subscriptions$/, 2)
+		const unverified = await markProcessed(requestId)
+		expect(unverified.status).toBe(503)
+		expect(await unverified.text()).toContain(
+			`Nothing was marked: Stripe could not be asked whether it still bills ${userId}. Try again in a moment.`,
+		)
+		expect(await (await adminPage(adminId)).text()).toContain(`Request from ${userId}`)
+		expect((await markProcessed(requestId)).status).toBe(303)
 	})
 })
 

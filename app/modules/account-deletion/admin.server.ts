@@ -1,4 +1,5 @@
 import { db } from '#app/utils/db.server.ts'
+import { stripe } from '#app/utils/stripe.server.ts'
 import { looksLikeUuid } from '#app/utils/uuid.ts'
 import { isLiveProcessorStatus, subscriptionState, type SubscriptionState } from '#app/modules/billing/subscription-state.ts'
 
@@ -43,11 +44,48 @@ export async function listPendingDeletionRequests(): Promise<PendingForAdmin[]> 
 export type ProcessResult =
 	| { status: 'ok'; processedAt: Date; clerkId: string }
 	| { status: 'error'; code: 'not-found' }
-	| { status: 'error'; code: 'already-processed' | 'withdrawn' | 'still-subscribed'; clerkId: string }
+	| { status: 'error'; code: 'already-processed' | 'withdrawn' | 'still-subscribed' | 'billing-unverified'; clerkId: string }
 
-/** Marks a pending request processed, refused while the processor still bills the user. */
+/**
+ * Whether the processor bills the customer now, read from it rather than from what we stored: a
+ * subscription paid from a checkout opened before the filing (decision 0020) whose webhook has not
+ * arrived yet (Stripe retries a failed delivery for days), or committed while the administrator
+ * looks. `incomplete` counts: its first payment may still go through. `unknown` when the processor
+ * cannot be asked now (nothing is marked; the administrator tries again).
+ */
+async function billedAtProcessor(customerId: string | null): Promise<'billed' | 'not-billed' | 'unknown'> {
+	const processor = stripe()
+	if (!processor || !customerId) return 'not-billed'
+	try {
+		const page = await processor.subscriptions.list({ customer: customerId, status: 'all', limit: 100 })
+		return page.data.some((subscription) => isLiveProcessorStatus(subscription.status) || subscription.status === 'incomplete')
+			? 'billed'
+			: 'not-billed'
+	} catch (error) {
+		// Deleted in the Dashboard, or another mode's customer: this key bills nothing to it.
+		if ((error as { code?: string }).code === 'resource_missing') return 'not-billed'
+		console.error(`account-deletion: could not read the subscriptions of ${customerId} from the processor: ${(error as Error).message}`)
+		return 'unknown'
+	}
+}
+
+/** Marks a pending request processed, refused while the processor still bills the user (or may). */
 export async function markDeletionRequestProcessed(requestId: string, adminId: string): Promise<ProcessResult> {
 	if (!looksLikeUuid(requestId)) return { status: 'error', code: 'not-found' }
+	const owner = await db().deletionRequest.findUnique({
+		where: { id: requestId },
+		select: { status: true, user: { select: { clerkId: true, stripeCustomerId: true } } },
+	})
+	if (owner?.status === 'pending') {
+		const billed = await billedAtProcessor(owner.user.stripeCustomerId)
+		const { clerkId } = owner.user
+		if (billed === 'unknown') return { status: 'error', code: 'billing-unverified', clerkId }
+		if (billed === 'billed') {
+			await db().deletionRequestEvent.create({ data: { requestId, action: 'process-refused-subscribed', actor: adminId } })
+			return { status: 'error', code: 'still-subscribed', clerkId }
+		}
+	}
+	// The stored state is checked again below: without processor keys it is all there is.
 	return db().$transaction(async (tx) => {
 		const request = await tx.deletionRequest.findUnique({
 			where: { id: requestId },
