@@ -79,14 +79,20 @@ const failedAtProcessor = (error: unknown) => ((error as { statusCode?: number }
  * request's result under its idempotency key "including 500 errors" and replays it for 24 hours
  * (https://docs.stripe.com/api/idempotent_requests), and the SDK's own retries reuse the key: without
  * this, one failure on the processor's side would fail every later call under that key for a day.
- * The failed attempt may still have created its object; each caller says why an unused one is harmless.
+ * The failed attempt may still have created its object: `alreadyMade` finds it where a caller can
+ * (then it is used, and nothing is made twice); otherwise each caller says why an unused one is harmless.
  */
-export async function createOnceUnder<T>(key: string, create: (idempotencyKey: string) => Promise<T>): Promise<T> {
+export async function createOnceUnder<T>(
+	key: string,
+	create: (idempotencyKey: string) => Promise<T>,
+	{ alreadyMade }: { alreadyMade?: () => Promise<T | null> } = {},
+): Promise<T> {
 	try {
 		return await create(key)
 	} catch (error) {
 		if (!failedAtProcessor(error)) throw error
-		return create(`${key}-after-failure-${crypto.randomUUID()}`)
+		const made = await alreadyMade?.()
+		return made ?? create(`${key}-after-failure-${crypto.randomUUID()}`)
 	}
 }
 

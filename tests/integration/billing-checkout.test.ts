@@ -232,8 +232,24 @@ describe('POST /api/billing/checkout', () => {
 		expect(attempts[1]!.idempotencyKey).toBe(attempts[0]!.idempotencyKey)
 	})
 
+	test('a customer create that failed at the processor after making the customer: that customer is used, no second one', async () => {
+		const userId = newClerkUserId()
+		const customersOf = () =>
+			standIns.stripe.store.all('customer').filter((customer) => (customer.metadata as Record<string, string>).clerkId === userId)
+		// Stripe answers 500, and replays that 500 to the SDK's retry under the same key, yet made it.
+		standIns.stripe.failNext(/^POST \/v1\/customers$/, 1, { afterApplying: true })
+		const response = await checkout(userId, { plan: 'team' })
+		expect(response.status).toBe(200)
+		expect(customersOf()).toHaveLength(1)
+		const [made] = customersOf()
+		expect(standIns.stripe.checkoutParams(sessionIdOf((await response.json()).url))!.customer).toBe(made!.id)
+		expect((await (await fetch(`${app.url}/api/billing/status`, { headers: auth(userId) })).json()).processor_customer_id).toBe(made!.id)
+		expect((await checkout(userId, { plan: 'team' })).status).toBe(200)
+		expect(customersOf()).toHaveLength(1)
+	})
+
 	test('the processor failing answers 500 server-error, and a retry then works, however many failed before', async () => {
-		expectServerLog(/^billing: checkout for user \S+ failed: /)
+		expectServerLog(/^billing: checkout for user \S+ failed: /, /^billing: could not look for a customer made for user \S+; making one: /)
 		const userId = newClerkUserId()
 		standIns.stripe.setMode('error500')
 		try {

@@ -9,21 +9,48 @@ import type { AppUser } from '#app/utils/users.server.ts'
  * id is stored before anything uses it; a stored id is reused after, until the processor says it does
  * not know it (`replacing`: see isUnknownCustomer).
  *
- * A 5xx, which Stripe would replay under that key for a day, is followed at once by one attempt under
- * a key of its own (createOnceUnder). A customer the failed attempt may still have made stays unused:
- * only an empty slot is filled.
+ * A 5xx, which Stripe would replay under that key for a day, is followed at once by a look for the
+ * customer that failed attempt may still have made (Stripe can fail a request after carrying it out),
+ * and only without one by an attempt under a key of its own (createOnceUnder): no second customer.
+ * Only an empty slot is filled.
  */
 export async function ensureCustomer(stripe: Stripe, user: AppUser, { replacing }: { replacing?: string } = {}): Promise<string> {
 	if (user.stripeCustomerId && !replacing) return user.stripeCustomerId
 	const params = { metadata: { userId: user.id, clerkId: user.clerkId } }
 	// A replacement has a key of its own: the first key would give back the customer it replaces.
 	const key = replacing ? `customer-for-user-${user.id}-replacing-${replacing}` : `customer-for-user-${user.id}`
-	const customer = await createOnceUnder(key, (idempotencyKey) => stripe.customers.create(params, { idempotencyKey }))
+	const since = Math.floor(Date.now() / 1000) - MADE_LOOKBACK_SECONDS
+	const customer = await createOnceUnder(key, (idempotencyKey) => stripe.customers.create(params, { idempotencyKey }), {
+		alreadyMade: () => customerMadeFor(stripe, user.id, since),
+	})
 	// Only fill an empty slot (or the one being replaced): if another request stored an id first, theirs stands.
 	const slot = replacing ? { in: [replacing] } : null
 	await db().user.updateMany({ where: { id: user.id, stripeCustomerId: slot }, data: { stripeCustomerId: customer.id } })
 	const stored = await db().user.findUniqueOrThrow({ where: { id: user.id }, select: { stripeCustomerId: true } })
 	return stored.stripeCustomerId ?? customer.id
+}
+
+// How far back a failed attempt's customer is looked for (the processor's clock may differ from ours),
+// and how many of the customers made meanwhile on the account are read at most.
+const MADE_LOOKBACK_SECONDS = 600
+const MADE_LOOKUP_LIMIT = 1_000
+
+/**
+ * A customer made for this user since `since` (seconds): by an attempt that failed after carrying out
+ * the create. The list is strongly consistent (unlike the search API) and newest first. A failure to
+ * read it is no reason to fail the checkout: null, and a customer is made anew (unused, harmless).
+ */
+async function customerMadeFor(stripe: Stripe, userId: string, since: number): Promise<Stripe.Customer | null> {
+	try {
+		let read = 0
+		for await (const customer of stripe.customers.list({ created: { gte: since }, limit: 100 })) {
+			if (customer.metadata?.userId === userId) return customer
+			if (++read >= MADE_LOOKUP_LIMIT) break
+		}
+	} catch (error) {
+		console.warn(`billing: could not look for a customer made for user ${userId}; making one: ${(error as Error).message}`)
+	}
+	return null
 }
 
 /**

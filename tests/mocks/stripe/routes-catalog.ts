@@ -38,7 +38,11 @@ function updateCustomer(ctx: ApiContext, id: string): ApiResult {
 
 function listCustomers(ctx: ApiContext): ApiResult {
 	const email = str(ctx.params.email)
-	const found = ctx.store.all('customer').filter((c) => !email || c.email === email)
+	// `created[gte]`, as Stripe filters a list by creation time (seconds).
+	const since = int(obj(ctx.params.created)?.gte)
+	const found = ctx.store
+		.all('customer')
+		.filter((c) => (!email || c.email === email) && (since === undefined || Number(c.created) >= since))
 	return page(ctx, '/v1/customers', found)
 }
 
