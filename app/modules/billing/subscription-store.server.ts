@@ -129,7 +129,10 @@ export async function storeSubscription(
 			await tx.subscription.create({ data: { ...data, userId } })
 			return 'stored'
 		} catch (error) {
-			// Created concurrently by another delivery: compare against theirs on the next pass.
+			// Created concurrently (by the checkout return, or another delivery): outside a transaction,
+			// compare against theirs on the next pass. Inside one, PostgreSQL has aborted it: rethrown, so the
+			// webhook answers 500 and its retry compares. (In the webhook, the user row's update above
+			// already makes a second delivery for the same user wait for the first.)
 			if (!(error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') || tx !== db()) throw error
 		}
 	}
