@@ -22,10 +22,13 @@ if (fs.existsSync('.env') && !process.execArgv.some((arg) => arg.startsWith('--e
 
 // A promise rejected with nothing to catch it (a library's timer, a cleanup nobody awaits) ends the
 // process by Node's default, cutting off every request in flight and every mail being sent. It is a
-// defect to fix: logged as one (its message and where it came from, never the values it carried), and
-// the server keeps serving.
+// defect to fix: logged as one, by the error's kind and where it came from (not its message, which can
+// carry a query's values or a request's), and the server keeps serving.
 process.on('unhandledRejection', (reason) => {
-	const where = reason instanceof Error ? (reason.stack ?? '').split('\n').slice(0, 4).join(' | ') : String(reason)
+	const where =
+		reason instanceof Error
+			? [reason.name, ...(reason.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).slice(0, 3)].join(' | ')
+			: typeof reason
 	console.error(`process: a rejected promise went unhandled (kept serving): ${where}`)
 })
 

@@ -124,6 +124,28 @@ describe.runIf(onPostgres)('one pipelined connection for the per-request stateme
 		expect(await backendPid(connection)).not.toBe(firstPid)
 	})
 
+	test('the session of a statement given up on is cancelled, not left running (or waiting on a lock) on the server', async () => {
+		expectConsoleError() // the lost connection's note
+		const url = await freshDatabaseUrl()
+		const connection = open(url, 300)
+		const pid = await backendPid(connection)
+		await expect(connection.query({ text: 'SELECT pg_sleep(30)' })).rejects.toThrow(/timeout/i)
+		const admin = new pg.Client({ connectionString: url })
+		await admin.connect()
+		try {
+			const deadline = Date.now() + 3_000
+			let running: unknown[] = ['not read yet']
+			while (running.length > 0 && Date.now() < deadline) {
+				running = (await admin.query(`SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND state = 'active'`, [pid])).rows
+				if (running.length > 0) await new Promise((resolve) => setTimeout(resolve, 50))
+			}
+			// Without the cancel the server sleeps on for the whole 30 s (it notices the closed socket only when it writes).
+			expect(running).toEqual([])
+		} finally {
+			await admin.end()
+		}
+	})
+
 	test('a server that cannot be reached fails each statement, and a later one tries again', async () => {
 		const url = await freshDatabaseUrl()
 		const unreachable = url.replace(/:(\d+)\//, ':1/')

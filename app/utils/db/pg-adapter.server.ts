@@ -1,5 +1,6 @@
 import pg from 'pg'
 import { PrismaPg } from '@prisma/adapter-pg'
+import { cancelStatementGivenUp, QUERY_TIMED_OUT } from './cancel-statement.server.ts'
 
 // @prisma/adapter-pg 6.19 cannot decode PostgreSQL's `name` type (oid 19), which the schema engine
 // reads from pg_catalog during `migrate deploy`: "Column type 'name' could not be deserialized".
@@ -70,32 +71,6 @@ function destroyOnBrokenTransaction(client: pg.PoolClient) {
 	}) as typeof client.query
 }
 
-/**
- * A statement given up on (its query timed out) keeps running in PostgreSQL, or keeps waiting on a
- * lock, after the client closed its connection: the server notices only when it next writes. Left
- * alone, each such session holds a server connection (and whatever it locked) beyond the pool's count
- * until the wait ends. PostgreSQL's cancel request, on a connection of its own, ends it at once, through
- * a pooler too; pg sends it this way in Client#cancel, which reads a getter pg 8.23 deprecates. It names
- * the session by its process id and secret key: a session that already ended is left alone. Best
- * effort, bounded by the connect timeout.
- */
-type CancelConnection = NodeJS.EventEmitter & {
-	connect: (port: number | string, host?: string) => void
-	cancel: (processId: number, secretKey: number) => void
-	stream: { destroy: () => void }
-}
-function cancelStatementGivenUp(client: pg.PoolClient, options: pg.PoolConfig) {
-	const { processID, secretKey } = client as unknown as { processID?: number; secretKey?: number }
-	if (processID === undefined || secretKey === undefined) return
-	const canceller = new pg.Client(options) as unknown as { connection: CancelConnection; host: string; port: number }
-	const { connection, host, port } = canceller
-	connection.on('error', () => {})
-	connection.once('connect', () => connection.cancel(processID, secretKey))
-	setTimeout(() => connection.stream.destroy(), CONNECT_TIMEOUT_MS).unref()
-	if (host?.startsWith('/')) connection.connect(`${host}/.s.PGSQL.${port}`)
-	else connection.connect(port, host)
-}
-
 export type PostgresDatabase = { pool: pg.Pool; factory: PrismaPg; close: () => Promise<void> }
 
 /**
@@ -125,7 +100,7 @@ export function openPostgres(connectionString: string, options: { max?: number }
 		destroyOnBrokenTransaction(client)
 	})
 	pool.on('release', (error: Error | undefined, client: pg.PoolClient) => {
-		if (error?.message === 'Query read timeout') cancelStatementGivenUp(client, pool.options)
+		if (error?.message === QUERY_TIMED_OUT) cancelStatementGivenUp(client, pool.options, CONNECT_TIMEOUT_MS)
 	})
 	// An idle client losing its server (restart, failover) must not crash the process.
 	pool.on('error', (error) => console.error(`database: idle connection error: ${error.message}`))

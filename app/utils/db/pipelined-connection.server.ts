@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream'
 import pg from 'pg'
+import { cancelStatementGivenUp, QUERY_TIMED_OUT } from './cancel-statement.server.ts'
 
 /**
  * One PostgreSQL connection in pipeline mode (pg 8.23), shared by every request for the short
@@ -20,6 +21,8 @@ type Open = {
 	ready: Promise<void>
 	corked: boolean
 	retired: boolean
+	/** A statement past its timeout had the session cancelled (once: every statement in flight times out with it). */
+	cancelled?: true
 	/** Statement names this connection has parsed, and those whose first Parse is still unanswered. */
 	prepared: Set<string>
 	preparing: Set<string>
@@ -106,6 +109,11 @@ export function openPipelinedConnection(connectionString: string, { queryTimeout
 
 	function run<Row extends pg.QueryResultRow>(opened: Open, config: pg.QueryConfig) {
 		return opened.client.query<Row>(config).catch((error: unknown) => {
+			// pg destroyed the socket; the session would go on with the statement (decision 0028).
+			if ((error as Error).message === QUERY_TIMED_OUT && !opened.cancelled) {
+				opened.cancelled = true
+				cancelStatementGivenUp(opened.client, { connectionString }, connectTimeoutMs)
+			}
 			// The server answers FATAL before it closes the socket: what is sent meanwhile would fail there.
 			const severity = (error as { severity?: unknown }).severity
 			if (typeof severity === 'string' && SESSION_ENDING.has(severity)) retire(opened, (error as Error).message)
