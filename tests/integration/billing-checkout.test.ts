@@ -12,6 +12,7 @@ import {
 	sessionIdOf,
 	standIns,
 	status,
+	stored,
 	subscribedUser,
 	subscriptionIdFor,
 } from '../support/billing-app.ts'
@@ -246,6 +247,22 @@ describe('POST /api/billing/checkout', () => {
 		expect((await (await fetch(`${app.url}/api/billing/status`, { headers: auth(userId) })).json()).processor_customer_id).toBe(made!.id)
 		expect((await checkout(userId, { plan: 'team' })).status).toBe(200)
 		expect(customersOf()).toHaveLength(1)
+	})
+
+	test('a customer an earlier attempt made, older than the list is read back, is found by search and used, while Stripe replays the 500 of that attempt', async () => {
+		const userId = newClerkUserId()
+		expect((await fetch(`${app.url}/api/billing/status`, { headers: auth(userId) })).status).toBe(200)
+		const { id: uuid } = await stored((prisma) => prisma.user.findUniqueOrThrow({ where: { clerkId: userId }, select: { id: true } }))
+		// Made an hour ago by an attempt whose create answered 500; the key still answers so (here: fails twice, the SDK's retry too).
+		const earlier = standIns.stripe.store.createCustomer({ metadata: { userId: uuid, clerkId: userId } })
+		earlier.created = Math.floor(Date.now() / 1000) - 3600
+		standIns.stripe.failNext(/^POST \/v1\/customers$/, 2)
+		const response = await checkout(userId, { plan: 'team' })
+		expect(response.status).toBe(200)
+		expect(standIns.stripe.checkoutParams(sessionIdOf((await response.json()).url))!.customer).toBe(earlier.id)
+		expect(
+			standIns.stripe.store.all('customer').filter((customer) => (customer.metadata as Record<string, string>).clerkId === userId),
+		).toHaveLength(1)
 	})
 
 	test('the processor failing answers 500 server-error, and a retry then works, however many failed before', async () => {

@@ -237,7 +237,8 @@ describe('POST /api/billing/webhook', () => {
 			fetch(`${app.url}/api/billing/webhook`, {
 				method: 'POST',
 				headers: { ...(contentType ? { 'Content-Type': contentType } : {}), 'Stripe-Signature': header },
-				body: signed.payload,
+				// Bytes, not a string: fetch would label a string text/plain itself.
+				body: new TextEncoder().encode(signed.payload),
 			})
 		for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', null]) {
 			const response = await deliver(contentType)

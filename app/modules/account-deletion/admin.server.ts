@@ -49,15 +49,18 @@ export type ProcessResult =
 /**
  * Whether the processor bills the customer now, read from it rather than from what we stored: a
  * subscription paid from a checkout opened before the filing (decision 0020) whose webhook has not
- * arrived yet (Stripe retries a failed delivery for days), or committed while the administrator
- * looks. `incomplete` counts: its first payment may still go through. `unknown` when the processor
- * cannot be asked now (nothing is marked; the administrator tries again).
+ * arrived yet (Stripe retries a failed delivery for days). `incomplete` counts: its first payment may
+ * still go through. `unknown` when the processor cannot be asked now (nothing is marked; the
+ * administrator tries again). A payment completed in the one round trip between this reading and
+ * the marking is not seen; the administrator deletes the account after marking, by hand.
  */
 async function billedAtProcessor(customerId: string | null): Promise<'billed' | 'not-billed' | 'unknown'> {
 	const processor = stripe()
 	if (!processor || !customerId) return 'not-billed'
 	try {
-		const page = await processor.subscriptions.list({ customer: customerId, status: 'all', limit: 100 })
+		// Without `status`, Stripe lists every subscription but the canceled ones: an old live one is not
+		// pushed off the page by many ended since.
+		const page = await processor.subscriptions.list({ customer: customerId, limit: 100 })
 		return page.data.some((subscription) => isLiveProcessorStatus(subscription.status) || subscription.status === 'incomplete')
 			? 'billed'
 			: 'not-billed'

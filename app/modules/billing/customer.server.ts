@@ -30,27 +30,29 @@ export async function ensureCustomer(stripe: Stripe, user: AppUser, { replacing 
 	return stored.stripeCustomerId ?? customer.id
 }
 
-// How far back a failed attempt's customer is looked for (the processor's clock may differ from ours),
-// and how many of the customers made meanwhile on the account are read at most.
+// How far back the list is read for a failed attempt's customer (the processor's clock may differ
+// from ours): one page, newest first.
 const MADE_LOOKBACK_SECONDS = 600
-const MADE_LOOKUP_LIMIT = 1_000
 
 /**
- * A customer made for this user since `since` (seconds): by an attempt that failed after carrying out
- * the create. The list is strongly consistent (unlike the search API) and newest first. A failure to
- * read it is no reason to fail the checkout: null, and a customer is made anew (unused, harmless).
+ * A customer made for this user by an earlier attempt that failed after carrying out the create.
+ * First the newest customers made in the last minutes (the list is strongly consistent: it has the one
+ * just made), then a search by `metadata.userId` (consistent after about a minute: it finds one made
+ * by an attempt before, whose key Stripe still answers with its 500 for a day). A failure to look is no
+ * reason to fail the checkout: null, and a customer is made anew (unused, harmless).
  */
 async function customerMadeFor(stripe: Stripe, userId: string, since: number): Promise<Stripe.Customer | null> {
+	const ours = (customer: Stripe.Customer) => customer.metadata?.userId === userId
 	try {
-		let read = 0
-		for await (const customer of stripe.customers.list({ created: { gte: since }, limit: 100 })) {
-			if (customer.metadata?.userId === userId) return customer
-			if (++read >= MADE_LOOKUP_LIMIT) break
-		}
+		const recent = await stripe.customers.list({ created: { gte: since }, limit: 100 })
+		const justMade = recent.data.find(ours)
+		if (justMade) return justMade
+		const searched = await stripe.customers.search({ query: `metadata['userId']:'${userId}'`, limit: 10 })
+		return searched.data.find(ours) ?? null
 	} catch (error) {
 		console.warn(`billing: could not look for a customer made for user ${userId}; making one: ${(error as Error).message}`)
+		return null
 	}
-	return null
 }
 
 /**

@@ -46,6 +46,23 @@ function listCustomers(ctx: ApiContext): ApiResult {
 	return page(ctx, '/v1/customers', found)
 }
 
+/** Stripe's search over customers, for the one query form the app sends: `metadata['key']:'value'`. */
+function searchCustomers(ctx: ApiContext): ApiResult {
+	const query = str(ctx.params.query) ?? ''
+	const match = /^metadata\['([^']+)'\]:'([^']*)'$/.exec(query)
+	if (!match) return stripeError(400, `The stand-in cannot search for: ${query}`, { param: 'query' })
+	const [, key, value] = match
+	const found = ctx.store.all('customer').filter((c) => (c.metadata as Record<string, string>)?.[key!] === value)
+	const limit = Math.min(Math.max(int(ctx.params.limit) ?? 10, 1), 100)
+	return ok({
+		object: 'search_result',
+		url: '/v1/customers/search',
+		data: [...found].reverse().slice(0, limit),
+		has_more: found.length > limit,
+		next_page: null,
+	})
+}
+
 function createProduct(ctx: ApiContext): ApiResult {
 	const name = str(ctx.params.name)
 	if (!name) return required('name')
@@ -156,6 +173,7 @@ function listPrices(ctx: ApiContext): ApiResult {
 export const catalogRoutes: Route[] = [
 	['POST', /^\/v1\/customers$/, createCustomer],
 	['GET', /^\/v1\/customers$/, listCustomers],
+	['GET', /^\/v1\/customers\/search$/, searchCustomers],
 	['GET', new RegExp(`^/v1/customers/${ID}$`), (ctx, id) => getOr404(ctx, 'customer', 'customer', id)],
 	['POST', new RegExp(`^/v1/customers/${ID}$`), updateCustomer],
 	['POST', /^\/v1\/products$/, createProduct],
