@@ -16,7 +16,7 @@ export default defineConfig({
 	adapter: async () => {
 		factory ??= (async () => {
 			const target = databaseTarget(process.env.DATABASE_URL)
-			if (target.kind === 'postgres') return openPostgres(target.url, { max: 2 }).factory
+			if (target.kind === 'postgres') return openPostgres(target.url, { max: 2, exitWhenIdle: true }).factory
 			return (await openEmbeddedDatabase(target.dataDir)).factory
 		})()
 		return factory

@@ -27,7 +27,13 @@ if (fs.existsSync('.env') && !process.execArgv.some((arg) => arg.startsWith('--e
 process.on('unhandledRejection', (reason) => {
 	const where =
 		reason instanceof Error
-			? [reason.name, ...(reason.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line)).slice(0, 3)].join(' | ')
+			? [
+					reason.name,
+					...(reason.stack ?? '')
+						.split('\n')
+						.filter((line) => /^\s+at /.test(line))
+						.slice(0, 3),
+				].join(' | ')
 			: typeof reason
 	console.error(`process: a rejected promise went unhandled (kept serving): ${where}`)
 })
@@ -35,12 +41,31 @@ process.on('unhandledRejection', (reason) => {
 const build = await import(path.join(projectRoot, 'build/server/index.js'))
 const entry = build.entry.module
 
+// A stop asked for while starting (a deploy rolled back, a supervisor's restart) waits for start-up to
+// finish: ended by the signal's default, the process left a migration it had started running on its
+// own, and exited 143 instead of 0.
+let stopAskedDuringStartUp = /** @type {string | undefined} */ (undefined)
+const noteStopDuringStartUp = (/** @type {string} */ signal) => {
+	if (stopAskedDuringStartUp) return
+	stopAskedDuringStartUp = signal
+	console.log(`${signal}: stopping once start-up (and any migration it runs) has finished`)
+}
+process.on('SIGTERM', noteStopDuringStartUp)
+process.on('SIGINT', noteStopDuringStartUp)
+
 let config
 try {
 	;({ config } = await entry.startServices({ projectRoot }))
 } catch (error) {
 	console.error(`Start-up failed: ${error instanceof Error ? error.message : String(error)}`)
 	process.exit(1)
+}
+process.off('SIGTERM', noteStopDuringStartUp)
+process.off('SIGINT', noteStopDuringStartUp)
+if (stopAskedDuringStartUp) {
+	await entry.stopServices()
+	console.log('stopped')
+	process.exit(0)
 }
 
 const { server, shutdown } = createAppServer({

@@ -10,6 +10,7 @@ import { postJson } from '../support/http.ts'
 import { createDatabase, freePort } from '../support/postgres.ts'
 import { projectRoot } from '../support/project.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
+import { productionStart } from '../support/start-command.ts'
 import { migrationNames } from '../../app/utils/db/migrate.server.ts'
 
 // Connection-level failures a stopping server may cause: refused (no longer listening), or an idle
@@ -174,6 +175,56 @@ describe.runIf(inject('databaseKind') === 'postgres')('start-up on PostgreSQL', 
 			expect(applied.map((m) => m.migration_name).sort()).toEqual(migrationNames(projectRoot))
 		} finally {
 			await app.stop()
+		}
+	}, 120_000)
+
+	test('SIGTERM while start-up migrates: the migration finishes, nothing is left running, the server exits 0 without serving', async () => {
+		const name = `stopped_${Date.now()}`
+		await createDatabase(inject('postgresAdminUrl'), name)
+		const databaseUrl = inject('postgresAdminUrl').replace(/\/postgres$/, `/${name}`)
+		const start = productionStart()
+		const server = spawn(process.execPath, [...start.nodeArgs, path.join(projectRoot, start.script)], {
+			cwd: projectRoot,
+			env: {
+				PATH: process.env.PATH,
+				HOME: process.env.HOME,
+				...start.env,
+				NODE_ENV: 'production',
+				PORT: String(await freePort()),
+				DATABASE_URL: databaseUrl,
+			},
+			stdio: ['ignore', 'pipe', 'pipe'],
+		})
+		let output = ''
+		server.stdout!.on('data', (chunk) => (output += chunk))
+		server.stderr!.on('data', (chunk) => (output += chunk))
+		const exited = new Promise<number | null>((resolve) => server.once('close', (code) => resolve(code)))
+		/** Processes other than the server holding this test's database URL in their environment: the migration CLI. */
+		const helpersOfThisDatabase = () =>
+			fs.readdirSync('/proc').filter((pid) => {
+				if (!/^\d+$/.test(pid) || Number(pid) === server.pid) return false
+				try {
+					return fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`DATABASE_URL=${databaseUrl}`)
+				} catch {
+					return false
+				}
+			})
+		try {
+			await until(() => helpersOfThisDatabase().length > 0, 30_000, 'the migration CLI starting')
+			server.kill('SIGTERM')
+			expect(await within(exited, 60_000, 'the server stopping')).toBe(0)
+			expect(output).toMatch(/SIGTERM: stopping once start-up \(and any migration it runs\) has finished/)
+			expect(output).toMatch(/^stopped$/m)
+			expect(output).not.toMatch(/serving on/)
+			expect(helpersOfThisDatabase()).toEqual([])
+			const applied = await withDatabase(databaseUrl, (prisma) =>
+				prisma.$queryRawUnsafe<Array<{ migration_name: string }>>(
+					'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL',
+				),
+			)
+			expect(applied.map((m) => m.migration_name).sort()).toEqual(migrationNames(projectRoot))
+		} finally {
+			if (server.exitCode === null) server.kill('SIGKILL')
 		}
 	}, 120_000)
 
