@@ -3,14 +3,13 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, inject, test } from 'vitest'
 import { startStandIns } from '../mocks/serve-all.ts'
-import { startApp } from '../support/app-server.ts'
+import { spawnProductionServer, startApp } from '../support/app-server.ts'
 import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
 import { within, until } from '../support/deadline.ts'
 import { postJson } from '../support/http.ts'
 import { createDatabase, freePort } from '../support/postgres.ts'
 import { projectRoot } from '../support/project.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
-import { productionStart } from '../support/start-command.ts'
 import { migrationNames } from '../../app/utils/db/migrate.server.ts'
 
 // Connection-level failures a stopping server may cause: refused (no longer listening), or an idle
@@ -182,19 +181,7 @@ describe.runIf(inject('databaseKind') === 'postgres')('start-up on PostgreSQL', 
 		const name = `stopped_${Date.now()}`
 		await createDatabase(inject('postgresAdminUrl'), name)
 		const databaseUrl = inject('postgresAdminUrl').replace(/\/postgres$/, `/${name}`)
-		const start = productionStart()
-		const server = spawn(process.execPath, [...start.nodeArgs, path.join(projectRoot, start.script)], {
-			cwd: projectRoot,
-			env: {
-				PATH: process.env.PATH,
-				HOME: process.env.HOME,
-				...start.env,
-				NODE_ENV: 'production',
-				PORT: String(await freePort()),
-				DATABASE_URL: databaseUrl,
-			},
-			stdio: ['ignore', 'pipe', 'pipe'],
-		})
+		const server = spawnProductionServer({ PORT: String(await freePort()), DATABASE_URL: databaseUrl })
 		let output = ''
 		server.stdout!.on('data', (chunk) => (output += chunk))
 		server.stderr!.on('data', (chunk) => (output += chunk))

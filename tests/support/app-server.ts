@@ -17,6 +17,16 @@ export type RunningApp = {
 	process: ChildProcess
 }
 
+/** The production server's process, started as `npm start` starts it (its node flags and memory settings), with `env`. */
+export function spawnProductionServer(env: Record<string, string | undefined>, nodeArgs: string[] = []) {
+	const start = productionStart()
+	return spawn(process.execPath, [...start.nodeArgs, ...nodeArgs, path.join(projectRoot, start.script)], {
+		cwd: projectRoot,
+		env: { PATH: process.env.PATH, HOME: process.env.HOME, ...start.env, NODE_ENV: 'production', ...env },
+		stdio: ['ignore', 'pipe', 'pipe'],
+	})
+}
+
 /**
  * Boots the real built server on a free port with the given environment, the way `npm start` runs it
  * (the same node flags and memory settings, read from package.json).
@@ -27,20 +37,7 @@ export async function startApp(
 ): Promise<RunningApp> {
 	// The port is chosen up front so APP_URL (return URLs, authorized parties) can name it.
 	const chosenPort = env.PORT ?? String(await freePort())
-	const start = productionStart()
-	const child = spawn(process.execPath, [...start.nodeArgs, ...nodeArgs, path.join(projectRoot, start.script)], {
-		cwd: projectRoot,
-		env: {
-			PATH: process.env.PATH,
-			HOME: process.env.HOME,
-			...start.env,
-			NODE_ENV: 'production',
-			APP_URL: `http://127.0.0.1:${chosenPort}`,
-			...env,
-			PORT: chosenPort,
-		},
-		stdio: ['ignore', 'pipe', 'pipe'],
-	})
+	const child = spawnProductionServer({ APP_URL: `http://127.0.0.1:${chosenPort}`, ...env, PORT: chosenPort }, nodeArgs)
 	let output = ''
 	let errorOutput = ''
 	child.stdout!.on('data', (chunk) => (output += chunk))
