@@ -43,10 +43,14 @@ const entry = build.entry.module
 
 // A stop asked for while starting (a deploy rolled back, a supervisor's restart) waits for start-up to
 // finish: ended by the signal's default, the process left a migration it had started running on its
-// own, and exited 143 instead of 0.
+// own, and exited 143 instead of 0. A second signal (Ctrl-C again at a start-up that waits on another
+// instance's migration) ends it at once, as the default would have.
 let stopAskedDuringStartUp = /** @type {string | undefined} */ (undefined)
 const noteStopDuringStartUp = (/** @type {string} */ signal) => {
-	if (stopAskedDuringStartUp) return
+	if (stopAskedDuringStartUp) {
+		console.log(`${signal} again: exiting now, without waiting for start-up`)
+		process.exit(signal === 'SIGINT' ? 130 : 143)
+	}
 	stopAskedDuringStartUp = signal
 	console.log(`${signal}: stopping once start-up (and any migration it runs) has finished`)
 }

@@ -134,6 +134,31 @@ describe('npm start, as operators run it', () => {
 	})
 })
 
+/** Processes other than `serverPid` holding `databaseUrl` in their environment: the migration CLI a server runs. */
+function processesWithDatabase(databaseUrl: string, serverPid: number | undefined) {
+	return fs.readdirSync('/proc').filter((pid) => {
+		if (!/^\d+$/.test(pid) || Number(pid) === serverPid) return false
+		try {
+			return fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`DATABASE_URL=${databaseUrl}`)
+		} catch {
+			return false
+		}
+	})
+}
+
+/** The production server starting on an empty PostgreSQL database of its own: it will migrate it. */
+async function migratingServer(prefix: string) {
+	const name = `${prefix}_${Date.now()}`
+	await createDatabase(inject('postgresAdminUrl'), name)
+	const databaseUrl = inject('postgresAdminUrl').replace(/\/postgres$/, `/${name}`)
+	const server = spawnProductionServer({ PORT: String(await freePort()), DATABASE_URL: databaseUrl })
+	let output = ''
+	server.stdout!.on('data', (chunk) => (output += chunk))
+	server.stderr!.on('data', (chunk) => (output += chunk))
+	const exited = new Promise<number | null>((resolve) => server.once('close', (code) => resolve(code)))
+	return { databaseUrl, server, output: () => output, exited }
+}
+
 describe.runIf(inject('databaseKind') === 'postgres')('start-up on PostgreSQL', () => {
 	test('two instances starting together on an empty database migrate once and both serve', async () => {
 		const name = `empty_${Date.now()}`
@@ -178,31 +203,15 @@ describe.runIf(inject('databaseKind') === 'postgres')('start-up on PostgreSQL', 
 	}, 120_000)
 
 	test('SIGTERM while start-up migrates: the migration finishes, nothing is left running, the server exits 0 without serving', async () => {
-		const name = `stopped_${Date.now()}`
-		await createDatabase(inject('postgresAdminUrl'), name)
-		const databaseUrl = inject('postgresAdminUrl').replace(/\/postgres$/, `/${name}`)
-		const server = spawnProductionServer({ PORT: String(await freePort()), DATABASE_URL: databaseUrl })
-		let output = ''
-		server.stdout!.on('data', (chunk) => (output += chunk))
-		server.stderr!.on('data', (chunk) => (output += chunk))
-		const exited = new Promise<number | null>((resolve) => server.once('close', (code) => resolve(code)))
-		/** Processes other than the server holding this test's database URL in their environment: the migration CLI. */
-		const helpersOfThisDatabase = () =>
-			fs.readdirSync('/proc').filter((pid) => {
-				if (!/^\d+$/.test(pid) || Number(pid) === server.pid) return false
-				try {
-					return fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`DATABASE_URL=${databaseUrl}`)
-				} catch {
-					return false
-				}
-			})
+		const { databaseUrl, server, output, exited } = await migratingServer('stopped')
+		const helpersOfThisDatabase = () => processesWithDatabase(databaseUrl, server.pid)
 		try {
 			await until(() => helpersOfThisDatabase().length > 0, 30_000, 'the migration CLI starting')
 			server.kill('SIGTERM')
 			expect(await within(exited, 60_000, 'the server stopping')).toBe(0)
-			expect(output).toMatch(/SIGTERM: stopping once start-up \(and any migration it runs\) has finished/)
-			expect(output).toMatch(/^stopped$/m)
-			expect(output).not.toMatch(/serving on/)
+			expect(output()).toMatch(/SIGTERM: stopping once start-up \(and any migration it runs\) has finished/)
+			expect(output()).toMatch(/^stopped$/m)
+			expect(output()).not.toMatch(/serving on/)
 			expect(helpersOfThisDatabase()).toEqual([])
 			const applied = await withDatabase(databaseUrl, (prisma) =>
 				prisma.$queryRawUnsafe<Array<{ migration_name: string }>>(
@@ -214,6 +223,20 @@ describe.runIf(inject('databaseKind') === 'postgres')('start-up on PostgreSQL', 
 			if (server.exitCode === null) server.kill('SIGKILL')
 		}
 	}, 120_000)
+
+	test('a second SIGTERM while start-up migrates ends the server at once', async () => {
+		const { databaseUrl, server, output, exited } = await migratingServer('stopped_twice')
+		try {
+			await until(() => processesWithDatabase(databaseUrl, server.pid).length > 0, 30_000, 'the migration CLI starting')
+			server.kill('SIGTERM')
+			await until(() => /SIGTERM: stopping once start-up/.test(output()), 10_000, 'the first signal noted')
+			server.kill('SIGTERM')
+			expect(await within(exited, 10_000, 'the server exiting on the second signal')).toBe(143)
+			expect(output()).toMatch(/SIGTERM again: exiting now, without waiting for start-up/)
+		} finally {
+			if (server.exitCode === null) server.kill('SIGKILL')
+		}
+	}, 60_000)
 
 	test('a second instance starting while the first serves load: no request fails, nothing migrates twice, both serve', async () => {
 		const standIns = await startStandIns()
