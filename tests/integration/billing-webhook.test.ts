@@ -250,8 +250,9 @@ describe('POST /api/billing/webhook', () => {
 				issues: [],
 			})
 		}
-		expect((await deliver('text/plain', 't=1,v1=forged')).status).toBe(400)
-		expect(await (await deliver('text/plain', 't=1,v1=forged')).json()).toMatchObject({ code: 'bad-signature' })
+		const forged = await deliver('text/plain', 't=1,v1=forged')
+		expect(forged.status).toBe(400)
+		expect(await forged.json()).toMatchObject({ code: 'bad-signature' })
 		expect(await stored((prisma) => prisma.webhookEvent.count({ where: { id: event.id as string } }))).toBe(0)
 		expect(await status(userId)).toMatchObject({ status: 'trialing' })
 		// Sent as the processor sends it, the same delivery takes effect.

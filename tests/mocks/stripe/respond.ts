@@ -47,9 +47,12 @@ export function required(param: string): ApiResult {
 	return stripeError(400, `Missing required param: ${param}.`, { code: 'parameter_missing', param })
 }
 
+/** A list's or a search's `limit`: 10 unless given, 1 to 100, as Stripe takes it. */
+export const listLimit = (ctx: ApiContext) => Math.min(Math.max(Number(str(ctx.params.limit) ?? 10) || 10, 1), 100)
+
 /** Newest first, `limit` (default 10, max 100) and `starting_after` paging, like Stripe lists. */
 export function page(ctx: ApiContext, url: string, items: StripeObject[]): ApiResult {
-	const limit = Math.min(Math.max(Number(str(ctx.params.limit) ?? 10) || 10, 1), 100)
+	const limit = listLimit(ctx)
 	let sorted = [...items].reverse()
 	const after = str(ctx.params.starting_after)
 	if (after) sorted = sorted.slice(sorted.findIndex((o) => o.id === after) + 1)

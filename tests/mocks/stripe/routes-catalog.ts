@@ -2,7 +2,7 @@
 import { nowSeconds } from '../http-util.js'
 import { bool, int, list, mergeMetadata, obj, str, type FormObject } from './form.js'
 import { priceObject, productObject, type Interval } from './objects.js'
-import { getOr404, missing, ok, page, required, stripeError, type ApiContext, type ApiResult, type Route } from './respond.js'
+import { getOr404, listLimit, missing, ok, page, required, stripeError, type ApiContext, type ApiResult, type Route } from './respond.js'
 
 const ID = '([^/]+)'
 
@@ -53,7 +53,7 @@ function searchCustomers(ctx: ApiContext): ApiResult {
 	if (!match) return stripeError(400, `The stand-in cannot search for: ${query}`, { param: 'query' })
 	const [, key, value] = match
 	const found = ctx.store.all('customer').filter((c) => (c.metadata as Record<string, string>)?.[key!] === value)
-	const limit = Math.min(Math.max(int(ctx.params.limit) ?? 10, 1), 100)
+	const limit = listLimit(ctx)
 	return ok({
 		object: 'search_result',
 		url: '/v1/customers/search',
