@@ -12,17 +12,24 @@ export const STATUS_LABEL: Record<SubscriptionState['status'], string> = {
 	none: 'No subscription',
 }
 
-/** What the end of the current period means for this subscription: only an active one in good standing renews. */
-function periodEndLabel(status: SubscriptionState['status'], cancelAtPeriodEnd: boolean) {
-	if (status === 'canceled' || status === 'none') return 'Ended'
-	if (status === 'past_due') return 'Current period ends'
-	if (cancelAtPeriodEnd) return 'Ends on'
-	return status === 'trialing' ? 'Trial ends' : 'Renews on'
+/**
+ * The one date worth showing, and what it means. A subscription set to end, or ended, shows its own
+ * end, which can come before the period's (cancelled at once, or on a chosen date); an ended one whose
+ * end is not known shows none rather than the period's end, which may be weeks ahead. Otherwise the
+ * period's end: only an active one in good standing renews then.
+ */
+function dateToShow(state: SubscriptionState, endsAt: string | null): { label: string; date: string } | null {
+	if (!state.has_subscription) return endsAt ? { label: 'Ended', date: endsAt } : null
+	if (endsAt) return { label: 'Ends on', date: endsAt }
+	if (!state.current_period_end) return null
+	const label = state.status === 'past_due' ? 'Current period ends' : state.status === 'trialing' ? 'Trial ends' : 'Renews on'
+	return { label, date: state.current_period_end }
 }
 
 type Props = {
 	state: SubscriptionState
-	cancelAtPeriodEnd: boolean
+	/** When the subscription ends or ended (BillingOverview.endsAt). */
+	endsAt: string | null
 	/** What the subscription bills each period, as the processor says ("$490 a year"); null when it is not one fixed amount. */
 	priceLabel: string | null
 	/** The stored state could not be read: say so, rather than show a paying customer "Free". */
@@ -33,9 +40,8 @@ type Props = {
 	action: string
 }
 
-export function BillingSummary({ state, cancelAtPeriodEnd, priceLabel, unavailable, deletionPending, busy, action }: Props) {
-	const ends = state.current_period_end ? formatDate(state.current_period_end) : null
-	const endLabel = periodEndLabel(state.status, cancelAtPeriodEnd)
+export function BillingSummary({ state, endsAt, priceLabel, unavailable, deletionPending, busy, action }: Props) {
+	const date = dateToShow(state, endsAt)
 	const manage = state.processor_customer_id !== null
 	const offerPlans = !state.has_subscription && !deletionPending
 	if (unavailable) {
@@ -65,10 +71,10 @@ export function BillingSummary({ state, cancelAtPeriodEnd, priceLabel, unavailab
 				<dd>{STATUS_LABEL[state.status]}</dd>
 				<dt>Daily credits</dt>
 				<dd>{state.credits_daily.toLocaleString('en-US')}</dd>
-				{ends ? (
+				{date ? (
 					<>
-						<dt>{endLabel}</dt>
-						<dd>{ends}</dd>
+						<dt>{date.label}</dt>
+						<dd>{formatDate(date.date)}</dd>
 					</>
 				) : null}
 			</dl>

@@ -58,7 +58,7 @@ export async function loader(args: LoaderFunctionArgs) {
 		email,
 		returnedFromCheckout,
 		state: overview.state,
-		cancelAtPeriodEnd: overview.cancelAtPeriodEnd,
+		endsAt: overview.endsAt,
 		// Written here, on the server: the browser's own currency data could write it differently.
 		priceLabel: overview.price && overview.interval ? formatBilledPrice(overview.price, overview.interval) : null,
 		billingUnavailable: overview.unavailable,
@@ -108,7 +108,7 @@ export async function action(args: ActionFunctionArgs) {
 }
 
 export default function AccountPage() {
-	const { email, returnedFromCheckout, state, cancelAtPeriodEnd, priceLabel, billingUnavailable, pending, deletionRequested } =
+	const { email, returnedFromCheckout, state, endsAt, priceLabel, billingUnavailable, pending, deletionRequested } =
 		useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const submitting = usePendingSubmission()?.get('intent')
@@ -159,7 +159,7 @@ export default function AccountPage() {
 			) : null}
 			<BillingSummary
 				state={state}
-				cancelAtPeriodEnd={cancelAtPeriodEnd}
+				endsAt={endsAt}
 				priceLabel={priceLabel}
 				unavailable={billingUnavailable}
 				deletionPending={pending !== null}
@@ -171,7 +171,7 @@ export default function AccountPage() {
 				pending={pending}
 				justFiled={deletionRequested}
 				billingToSettle={state.has_subscription}
-				subscriptionToCancel={state.has_subscription && !cancelAtPeriodEnd}
+				subscriptionToCancel={state.has_subscription && endsAt === null}
 				errors={data?.errors ?? {}}
 				values={data?.values ?? {}}
 				busy={submitting === 'delete-request'}

@@ -317,6 +317,65 @@ describe("a stored customer the processor does not know (deleted in the Dashboar
 	})
 })
 
+describe('a refusal while subscribed is confirmed with the processor: the stored state can outlive the subscription (decision 0029)', () => {
+	const gone =
+		/^billing: subscription sub_\w+ of user \S+ is unknown to the processor \(deleted, or of the other mode's key\); its stored state is dropped$/
+	const trialOffered = (url: string) =>
+		(standIns.stripe.checkoutParams(sessionIdOf(url))!.subscription_data as Record<string, unknown>).trial_period_days
+
+	test('a cancellation whose event never arrived: checkout reads it at the processor, stores it, and opens, without a second trial', async () => {
+		const { userId, customer } = await subscribedUser('team')
+		standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'canceled') // its event lost for good
+		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing' })
+		const again = await checkout(userId, { plan: 'solo' })
+		expect(again.status).toBe(200)
+		expect(trialOffered((await again.json()).url)).toBeUndefined()
+		expect(await status(userId)).toMatchObject({
+			plan: 'free',
+			status: 'canceled',
+			has_subscription: false,
+			processor_customer_id: customer,
+		})
+	})
+
+	test('a subscription the processor no longer has (its customer kept): the stored one is dropped and checkout opens', async () => {
+		expectServerLog(gone)
+		const { userId, customer } = await subscribedUser('studio')
+		standIns.stripe.store.objects.delete(subscriptionIdFor(customer))
+		const again = await checkout(userId, { plan: 'team' })
+		expect(again.status).toBe(200)
+		expect(trialOffered((await again.json()).url)).toBeUndefined()
+		expect(await status(userId)).toEqual({ ...FREE_STATUS, processor_customer_id: customer })
+	})
+
+	test('the processor cannot be asked: the stored subscription stands, 409, and nothing is opened', async () => {
+		expectServerLog(/^billing: could not confirm subscription sub_\w+ of user \S+; its stored state stands: /)
+		const { userId, customer } = await subscribedUser('team')
+		const sessionsBefore = standIns.stripe.store.all('checkout.session').length
+		// Both the call and the SDK's one retry fail.
+		standIns.stripe.failNext(new RegExp(`^GET /v1/subscriptions/${subscriptionIdFor(customer)}$`), 2)
+		const again = await checkout(userId, { plan: 'solo' })
+		expect(again.status).toBe(409)
+		expect(await again.json()).toMatchObject({ code: 'already-subscribed' })
+		expect(standIns.stripe.store.all('checkout.session')).toHaveLength(sessionsBefore)
+		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing' })
+	})
+
+	test('a subscriber whose customer is gone at the processor, subscriptions and all: the portal finds none, the plan is no longer shown, and checkout opens', async () => {
+		expectServerLog(gone, /^billing: customer cus_\w+ of user \S+ is unknown to the processor /)
+		const { userId, customer } = await subscribedUser('team')
+		standIns.stripe.store.objects.delete(subscriptionIdFor(customer))
+		standIns.stripe.store.objects.delete(customer)
+		const portal = await postJson(`${app.url}/api/billing/portal`, {}, auth(userId))
+		expect(portal.status).toBe(404)
+		expect(await portal.json()).toMatchObject({ code: 'no-customer' })
+		expect(await status(userId)).toEqual(FREE_STATUS)
+		const again = await checkout(userId, { plan: 'team' })
+		expect(again.status).toBe(200)
+		expect(trialOffered((await again.json()).url)).toBeUndefined()
+	})
+})
+
 describe('POST /api/billing/portal', () => {
 	test('404 no-customer before any checkout; afterwards a portal URL that returns to the account page', async () => {
 		const userId = newClerkUserId()

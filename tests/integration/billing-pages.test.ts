@@ -17,6 +17,7 @@ import {
 	subscriptionIdFor,
 } from '../support/billing-app.ts'
 import { expectServerLog } from '../support/fail-on-server-error.ts'
+import { formatDate } from '#app/utils/format-date.ts'
 
 // What the pricing and account pages show of billing, and billing without processor keys.
 serveBillingApp()
@@ -244,6 +245,35 @@ describe("the account page's deletion section says what billing holds the reques
 		expect(page).toMatch(/<dt>Ends on<\/dt>/)
 		expect(page).not.toContain(CANCEL_FIRST)
 		expect(await fileAndRead(ending.userId)).toContain(SETTLED)
+	})
+})
+
+describe('the account page shows when a subscription ends, where that comes before its period does (decision 0029)', () => {
+	const accountPage = async (userId: string) => (await fetch(`${app.url}/account`, { headers: auth(userId) })).text()
+	const day = (seconds: number) => formatDate(new Date(seconds * 1000).toISOString())
+	const periodEnd = (subscription: StripeObject) =>
+		(subscription.items as { data: Array<{ current_period_end: number }> }).data[0]!.current_period_end
+
+	test('set in the Dashboard to end on a chosen date three days ahead: "Ends on" that date, not the trial\'s end, and no call to cancel', async () => {
+		const { userId, customer } = await subscribedUser('solo')
+		const subscription = standIns.stripe.store.get(subscriptionIdFor(customer), 'subscription')!
+		const endsAt = Math.floor(Date.now() / 1000) + 3 * 86_400
+		subscription.cancel_at = endsAt
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
+		const page = await accountPage(userId)
+		expect(page).toContain(`<dt>Ends on</dt><dd>${day(endsAt)}</dd>`)
+		expect(page).not.toContain('<dt>Trial ends</dt>')
+		expect(page).not.toContain('Cancel your subscription in Manage billing first.')
+	})
+
+	test('cancelled at once: "Ended" on the day it ended, not on its period\'s end weeks ahead', async () => {
+		const { userId, customer } = await subscribedUser('solo')
+		const canceled = standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'canceled')
+		expect(day(periodEnd(canceled))).not.toBe(day(Number(canceled.ended_at)))
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))).status).toBe(200)
+		const page = await accountPage(userId)
+		expect(page).toContain(`<dt>Ended</dt><dd>${day(Number(canceled.ended_at))}</dd>`)
+		expect(page).not.toContain(day(periodEnd(canceled)))
 	})
 })
 

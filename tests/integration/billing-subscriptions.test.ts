@@ -23,6 +23,14 @@ import {
 // A customer holding several subscriptions (two checkout tabs, both paid): decision 0013.
 serveBillingApp()
 
+/** What the customer portal does in flexible billing mode: cancel_at at the period's end, the flag left false. */
+function endTheFlexibleWay(sub: Record<string, unknown>) {
+	const [item] = (sub.items as { data: Array<{ current_period_end: number }> }).data
+	sub.billing_mode = { type: 'flexible', flexible: { proration_discounts: 'included' } }
+	sub.cancel_at = item!.current_period_end
+	sub.cancel_at_period_end = false
+}
+
 describe('several subscriptions of one customer', () => {
 	// What the app tells the operator about the subscriptions these tests set up.
 	beforeEach(() =>
@@ -105,6 +113,8 @@ describe('several subscriptions of one customer', () => {
 	test.each([
 		['cancelled it outright', (sub: Record<string, unknown>) => standIns.stripe.setSubscriptionStatus(String(sub.id), 'canceled')],
 		['set it to end with the period', (sub: Record<string, unknown>) => void (sub.cancel_at_period_end = true)],
+		// Flexible billing mode (Stripe's default since 2025-09-30): the portal sets cancel_at, not the flag.
+		['set it to end with the period in flexible billing mode', endTheFlexibleWay],
 	])(
 		'a user who %s in the portal (its event not yet here) and then pays the other open checkout keeps that subscription, billed at once',
 		async (_, endFirst) => {
@@ -188,6 +198,37 @@ describe('several subscriptions of one customer', () => {
 		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', newer))).status).toBe(200)
 		expect(await status(userId)).toMatchObject({ status: 'canceled', has_subscription: false, plan: 'free' })
 		expect((await checkout(userId, { plan: 'solo' })).status).toBe(200)
+	})
+
+	test("another product's subscription on the same customer, newer and active, leaves the plan shown", async () => {
+		const { userId, customer } = await subscribedUser('studio')
+		const other = standIns.stripe.createSubscription({ customer, plan: 'lighting', status: 'active' })
+		other.created = Number(other.created) + 60
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.created', other))).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: 'studio', status: 'trialing', credits_daily: 1500, has_subscription: true })
+		const again = await checkout(userId, { plan: 'team' })
+		expect(again.status).toBe(409)
+	})
+
+	test("a trial of ours for a customer who keeps another product's subscription is not a repeated trial", async () => {
+		const userId = newClerkUserId()
+		const [url] = await openCheckouts(userId, ['team'])
+		const customer = String(standIns.stripe.checkoutParams(sessionIdOf(url!))!.customer)
+		const other = standIns.stripe.createSubscription({ customer, plan: 'lighting', status: 'active' })
+		other.created = Number(other.created) - 60
+		await pay(url!)
+		const trial = standIns.stripe.store.all('subscription').find((s) => s.customer === customer && s.id !== other.id)!
+		expect(trial.status).toBe('trialing')
+		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing', has_subscription: true })
+	})
+
+	test('an item of another product listed before the plan (an add-on added in the Dashboard): the plan is read from its own item', async () => {
+		const { userId, customer } = await subscribedUser('studio')
+		const subscription = standIns.stripe.store.get(subscriptionIdFor(customer), 'subscription')!
+		const items = (subscription.items as { data: Array<Record<string, unknown>> }).data
+		items.unshift({ ...structuredClone(items[0]!), id: 'si_addon', price: structuredClone(standIns.stripe.priceFor('lighting', 'month')) })
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: 'studio', status: 'trialing', credits_daily: 1500, has_subscription: true })
 	})
 
 	test("another product's customer on the same processor account: its trials are never cancelled", async () => {

@@ -1,3 +1,4 @@
+import type Stripe from 'stripe'
 import { hasPendingDeletionRequest, type UserWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
 import { checkoutLimiter } from '#app/utils/abuse-limits.server.ts'
 import { env } from '#app/utils/env.server.ts'
@@ -6,6 +7,7 @@ import type { CheckoutRequest } from '#app/utils/validation/billing.ts'
 import { ensureCustomer, isUnknownCustomer, noteUnknownCustomer } from './customer.server.ts'
 import { PLAN_TABLE } from './plans.ts'
 import { currentPriceIdFor, isRefusedPrice, PriceNotFoundError, priceIdFor } from './prices.server.ts'
+import { confirmStoredSubscription } from './stored-subscription-check.server.ts'
 import { isLiveProcessorStatus } from './subscription-state.ts'
 
 export type CheckoutResult =
@@ -16,6 +18,15 @@ export type CheckoutResult =
 /** contract.md: a trial only for a user who has never had a subscription or a trial. */
 export function trialEligible(trialUsed: boolean, hasSubscriptionRecord: boolean) {
 	return !trialUsed && !hasSubscriptionRecord
+}
+
+async function stillSubscribed(processor: Stripe, userId: string) {
+	try {
+		return await confirmStoredSubscription(processor, userId)
+	} catch (error) {
+		console.warn(`billing: could not confirm the stored subscription of user ${userId}; refused as stored: ${(error as Error).message}`)
+		return true
+	}
 }
 
 /**
@@ -30,9 +41,10 @@ export async function startCheckout(account: UserWithPendingDeletion, { plan, in
 	if (!limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
 
 	// Read with the user row (users.server.ts). Plan changes go through the customer portal, never
-	// through a second subscription.
+	// through a second subscription. A refusal is confirmed with the processor first: the stored state
+	// can outlive the subscription (decision 0029). The 409 path only; a checkout makes no extra call.
 	const current = user.subscriptionStatus
-	if (current !== null && isLiveProcessorStatus(current)) {
+	if (current !== null && isLiveProcessorStatus(current) && (await stillSubscribed(processor, user.id))) {
 		return { status: 'error', code: 'already-subscribed' }
 	}
 	const trialDays = trialEligible(user.trialUsed, current !== null) ? PLAN_TABLE[plan].trialDays : 0

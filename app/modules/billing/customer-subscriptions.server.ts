@@ -1,7 +1,6 @@
 import type Stripe from 'stripe'
-import { planOfPrice } from './plans.ts'
+import { customerIdOf, isOurs, isSetToEnd } from './processor-subscription.server.ts'
 import { isLiveProcessorStatus } from './subscription-state.ts'
-import { customerIdOf } from './subscription-store.server.ts'
 
 // docs/decisions/0013: a customer can hold several subscriptions at once (two checkouts left open in
 // two tabs and both paid). Which one the user sees, and whether a new trial is a repeated one, is
@@ -14,10 +13,12 @@ function isTransient(error: unknown) {
 }
 
 /**
- * All of the customer's subscriptions in one reading, the event's own first (the listed copy, which
- * is newer than the one read before), or null when the list cannot be read as one (a 4xx, or a body
- * without `data`): the caller then decides from the one subscription it read. A connection failure,
- * 429 or 5xx throws, so the webhook answers 500 and is retried.
+ * All of the customer's subscriptions to our plans in one reading, the event's own first (the listed
+ * copy, which is newer than the one read before), or null when the list cannot be read as one (a 4xx,
+ * or a body without `data`): the caller then decides from the one subscription it read. Another
+ * product's subscriptions on the same customer are left out: they neither show as the plan nor make a
+ * trial of ours a repeated one. A connection failure, 429 or 5xx throws, so the webhook answers 500
+ * and is retried.
  */
 export async function customerSnapshot(processor: Stripe, subscription: Stripe.Subscription): Promise<Stripe.Subscription[] | null> {
 	let listed: Stripe.Subscription[]
@@ -34,12 +35,12 @@ export async function customerSnapshot(processor: Stripe, subscription: Stripe.S
 		return null
 	}
 	const own = listed.find((candidate) => candidate.id === subscription.id) ?? subscription
-	return [own, ...listed.filter((candidate) => candidate.id !== subscription.id)]
+	return [own, ...listed.filter((candidate) => candidate.id !== subscription.id)].filter(isOurs)
 }
 
 /** Live, and not set to end: a subscription the customer means to keep. */
 function isKept(subscription: Stripe.Subscription) {
-	return isLiveProcessorStatus(subscription.status) && !subscription.cancel_at_period_end
+	return isLiveProcessorStatus(subscription.status) && !isSetToEnd(subscription)
 }
 
 const earlier = (a: Stripe.Subscription, b: Stripe.Subscription) => a.created < b.created || (a.created === b.created && a.id < b.id)
@@ -61,7 +62,7 @@ export function repeatedTrials(subscriptions: Stripe.Subscription[], userId: str
 
 /** A trial our checkout started for this user: metadata.userId is theirs, the price one of our plans. */
 const isOurTrial = (trial: Stripe.Subscription, userId: string | null): boolean =>
-	userId !== null && trial.status === 'trialing' && trial.metadata?.userId === userId && planOfPrice(trial.items.data[0]?.price) !== null
+	userId !== null && trial.status === 'trialing' && trial.metadata?.userId === userId && isOurs(trial)
 
 /**
  * Trials our checkout started for this user after an earlier subscription of theirs had a trial, with

@@ -5,6 +5,7 @@ import { stripe } from '#app/utils/stripe.server.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
 import { PORTAL_MANAGED_BY } from './catalog-sync.server.ts'
 import { forgetCustomer, isUnknownCustomer, noteUnknownCustomer } from './customer.server.ts'
+import { confirmStoredSubscription } from './stored-subscription-check.server.ts'
 
 export type PortalResult =
 	| { status: 'ok'; url: string }
@@ -82,6 +83,10 @@ export async function openBillingPortal(user: AppUser): Promise<PortalResult> {
 		if (isUnknownCustomer(error)) {
 			noteUnknownCustomer(user, user.stripeCustomerId, 'forgotten, so the next checkout makes a new one')
 			await forgetCustomer(user, user.stripeCustomerId)
+			// Its subscriptions went with it: the stored one would keep showing a plan and refusing checkout.
+			await confirmStoredSubscription(processor, user.id).catch((failure: unknown) =>
+				console.warn(`billing: could not confirm the stored subscription of user ${user.id}: ${(failure as Error).message}`),
+			)
 			return { status: 'error', code: 'no-customer' }
 		}
 		console.error(`billing: portal for user ${user.id} failed: ${(error as Error).message}`)

@@ -17,7 +17,8 @@ export async function billingStatus(clerkId: string): Promise<SubscriptionState>
 export type BillingOverview = {
 	state: SubscriptionState
 	trialEligible: boolean
-	cancelAtPeriodEnd: boolean
+	/** When a live subscription set to end ends, or when an ended one ended (ISO); null when it renews or is not known. */
+	endsAt: string | null
 	/** How the subscription is billed (the pricing page marks the plan in that period only); null without one. */
 	interval: Interval | null
 	/** What the subscription bills each period, when the processor said it is one fixed amount; null otherwise. */
@@ -34,6 +35,7 @@ type OverviewRow = {
 	processorStatus: string | null
 	currentPeriodEnd: Date | null
 	cancelAtPeriodEnd: boolean | null
+	endsAt: Date | null
 	priceAmount: number | null
 	priceCurrency: string | null
 }
@@ -42,8 +44,18 @@ type OverviewRow = {
 const OVERVIEW_BY_CLERK_ID = {
 	name: 'billing_overview_by_clerk_id',
 	text: `SELECT u."stripeCustomerId", u."trialUsed", s."plan", s."interval", s."processorStatus", s."currentPeriodEnd", s."cancelAtPeriodEnd",
+		s."endsAt",
 		s."priceAmount", s."priceCurrency"
 		FROM ${USER_TABLES_SQL} WHERE u."clerkId" = $1`,
+}
+
+/**
+ * A row set to end by an instance of the version before endsAt (during a rolling deploy) says only
+ * that it ends with the period, the one way that version knew.
+ */
+function endsAtOf(row: OverviewRow, live: boolean) {
+	const endsAt = row.endsAt ?? (live && row.cancelAtPeriodEnd ? row.currentPeriodEnd : null)
+	return endsAt ? endsAt.toISOString() : null
 }
 
 /** The status payload plus what the pricing and account pages also show, in one query. */
@@ -55,7 +67,7 @@ export async function billingOverview(clerkId: string): Promise<BillingOverview>
 			return {
 				state: subscriptionState(null, null),
 				trialEligible: true,
-				cancelAtPeriodEnd: false,
+				endsAt: null,
 				interval: null,
 				price: null,
 				unavailable: false,
@@ -70,7 +82,7 @@ export async function billingOverview(clerkId: string): Promise<BillingOverview>
 		return {
 			state,
 			trialEligible: trialEligible(user.trialUsed, Boolean(subscription)),
-			cancelAtPeriodEnd: user.cancelAtPeriodEnd ?? false,
+			endsAt: endsAtOf(user, state.has_subscription),
 			interval,
 			// Stored from the processor's subscription (decision 0025); none stored, none shown.
 			price:
@@ -82,6 +94,6 @@ export async function billingOverview(clerkId: string): Promise<BillingOverview>
 	} catch (error) {
 		console.error(`billing: status for ${clerkId} fell back to free/none: ${(error as Error).message}`)
 		// The pages say so rather than show a paying customer "Free" and offer them a subscription.
-		return { state: FALLBACK_STATE, trialEligible: false, cancelAtPeriodEnd: false, interval: null, price: null, unavailable: true }
+		return { state: FALLBACK_STATE, trialEligible: false, endsAt: null, interval: null, price: null, unavailable: true }
 	}
 }

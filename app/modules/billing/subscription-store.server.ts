@@ -3,21 +3,12 @@ import { Prisma } from '#app/generated/prisma/client.ts'
 import { db } from '#app/utils/db.server.ts'
 import { planOfPrice } from './plans.ts'
 import { looksLikeUuid } from '#app/utils/uuid.ts'
+import { customerIdOf, endDateOf, isSetToEnd, latestPeriodEnd, planItemOf } from './processor-subscription.server.ts'
 import { isLiveProcessorStatus, LIVE_PROCESSOR_STATUSES } from './subscription-state.ts'
 
 type Tx = Prisma.TransactionClient
 
 export type StoreOutcome = 'stored' | 'stale' | 'unknown-user'
-
-export function customerIdOf(subscription: Stripe.Subscription) {
-	return typeof subscription.customer === 'string' ? subscription.customer : subscription.customer.id
-}
-
-/** In this API version the period end lives on each item: take the latest. */
-function latestPeriodEnd(subscription: Stripe.Subscription): Date | null {
-	const ends = subscription.items.data.map((item) => item.current_period_end).filter((end): end is number => typeof end === 'number')
-	return ends.length ? new Date(Math.max(...ends) * 1000) : null
-}
 
 const NOT_A_FIXED_AMOUNT = { priceAmount: null, priceCurrency: null }
 
@@ -85,7 +76,7 @@ export async function storeSubscription(
 ): Promise<StoreOutcome> {
 	const userId = await findUserId(tx, subscription, hintUserId)
 	if (!userId) return 'unknown-user'
-	const price = subscription.items.data[0]?.price
+	const price = (planItemOf(subscription) ?? subscription.items.data[0])?.price
 	const parsed = planOfPrice(price)
 	const interval = parsed?.interval ?? price?.recurring?.interval ?? 'month'
 	const data = {
@@ -94,7 +85,10 @@ export async function storeSubscription(
 		interval,
 		processorStatus: subscription.status,
 		currentPeriodEnd: latestPeriodEnd(subscription),
-		cancelAtPeriodEnd: subscription.cancel_at_period_end,
+		// Set to end by either field (the column keeps its first name, which instances of the version
+		// before read during a rolling deploy); endsAt says when.
+		cancelAtPeriodEnd: isSetToEnd(subscription),
+		endsAt: endDateOf(subscription),
 		...billedAmount(subscription, interval),
 		processorCreatedAt: new Date(subscription.created * 1000),
 		sourceUpdatedAt: observedAt,

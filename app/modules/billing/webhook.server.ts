@@ -5,7 +5,8 @@ import { env } from '#app/utils/env.server.ts'
 import { hasValidWebhookSignature, secretKeyMode, stripe } from '#app/utils/stripe.server.ts'
 import { customerSnapshot, endRepeatedTrials, keptSubscriptions, subscriptionToShow } from './customer-subscriptions.server.ts'
 import { parseWebhookEvent, type ParsedEvent } from './webhook-event.server.ts'
-import { customerIdOf, storeSubscription, userIdForCustomer, type StoreOutcome } from './subscription-store.server.ts'
+import { customerIdOf, isOurs } from './processor-subscription.server.ts'
+import { storeSubscription, userIdForCustomer, type StoreOutcome } from './subscription-store.server.ts'
 
 export type WebhookResult =
 	| { status: 'ok'; outcome: StoreOutcome | 'duplicate' | 'ignored' }
@@ -26,6 +27,8 @@ async function readSubscriptions(processor: Stripe, subscriptionId: string) {
 		throw error
 	})
 	if (!subscription) return null
+	// Another product's subscription on the same processor account: nothing about the plan changed.
+	if (!isOurs(subscription)) return 'not-ours' as const
 	const snapshot = await customerSnapshot(processor, subscription)
 	if (!snapshot) return { toShow: subscription, observedAt, wholeCustomer: false }
 	const all = await endRepeatedTrials(processor, snapshot, await userIdForCustomer(customerIdOf(subscription)))
@@ -84,12 +87,13 @@ export async function handleBillingWebhook(
 			return { status: 'error', code: 'processor_not_configured' }
 		}
 		// Stripe retries non-2xx for days: record kinds we ignore and answer 200.
-		const read = target && processor ? await readSubscriptions(processor, target.subscriptionId) : null
-		if (target && !read) {
+		const reading = target && processor ? await readSubscriptions(processor, target.subscriptionId) : null
+		if (target && !reading) {
 			console.warn(
 				`billing: webhook ${event.id} (${event.type}) names subscription ${target.subscriptionId}, unknown to the processor; recorded and ignored`,
 			)
 		}
+		const read = reading === 'not-ours' ? null : reading
 
 		const outcome = await db().$transaction(async (tx) => {
 			await tx.webhookEvent.create({ data: { id: event.id, type: event.type } })

@@ -1,0 +1,39 @@
+import type Stripe from 'stripe'
+import { db } from '#app/utils/db.server.ts'
+import { storeSubscription } from './subscription-store.server.ts'
+import { isLiveProcessorStatus } from './subscription-state.ts'
+
+/**
+ * Whether the subscription stored for the user is still live at the processor, asked before an answer
+ * that would hold the user to it (checkout's 409, the portal finding no customer). The stored state
+ * follows the webhook, so it can outlive the subscription: its last event lost (the endpoint down past
+ * the processor's three days of retries), or the subscription gone without one (a database kept when
+ * test keys were swapped for live ones, a reset sandbox). Trusted as it stood, that user could never
+ * subscribe again and would see a plan they no longer have (decision 0029).
+ *
+ * The processor's answer is stored as any reading is (a newer one wins). A subscription it does not
+ * know is dropped, its row only (the user's trial stays used). When the processor cannot be asked, the
+ * stored state stands: refusing a second subscription is the safe side of that doubt.
+ */
+export async function confirmStoredSubscription(processor: Stripe, userId: string): Promise<boolean> {
+	const stored = await db().subscription.findUnique({ where: { userId }, select: { stripeSubscriptionId: true, processorStatus: true } })
+	if (!stored) return false
+	const id = stored.stripeSubscriptionId
+	const observedAt = new Date()
+	let fresh: Stripe.Subscription
+	try {
+		fresh = await processor.subscriptions.retrieve(id)
+	} catch (error) {
+		if ((error as { code?: string }).code !== 'resource_missing') {
+			console.warn(`billing: could not confirm subscription ${id} of user ${userId}; its stored state stands: ${(error as Error).message}`)
+			return isLiveProcessorStatus(stored.processorStatus)
+		}
+		await db().subscription.deleteMany({ where: { userId, stripeSubscriptionId: id } })
+		console.warn(
+			`billing: subscription ${id} of user ${userId} is unknown to the processor (deleted, or of the other mode's key); its stored state is dropped`,
+		)
+		return false
+	}
+	await storeSubscription(fresh, { observedAt, hintUserId: userId })
+	return isLiveProcessorStatus(fresh.status)
+}
