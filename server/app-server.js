@@ -7,8 +7,11 @@ import { ClientGoneError, MalformedRequestError, readDeclaredBody, sendFetchResp
 import { createRequestLog } from './request-log.js'
 import { normalizeTarget, resolvedPath, routedPath, withoutRemixInstructions } from './request-target.js'
 
-// Methods that reach the routes (as a Fetch Request, through our dispatch or Remix).
+// Methods that reach the API's routes (as a Fetch Request, through our dispatch or Remix): each
+// route says which it takes (405 with Allow for the others).
 const FETCH_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+// The methods pages take (Remix would run a page's action for PUT, PATCH or DELETE as for POST).
+const PAGE_METHODS = new Set(['GET', 'HEAD', 'POST'])
 // How long a CONNECT's socket may stay open once node:http has handed it over (see 'connect').
 const HANDED_OVER_SOCKET_MS = 5_000
 // Pages answer GET and HEAD, and POST to their forms.
@@ -45,6 +48,9 @@ const PRIVATE_PAGE = /** @type {[string, string]} */ (['cache-control', 'private
 const carriesCredentials = (req) => req.headers.cookie !== undefined || req.headers.authorization !== undefined
 
 const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:\/|$)/i
+// An escaped line break (CR, LF, U+2028, U+2029) in a path: Remix's splat route does not match one
+// (its pattern's `.` stops there), so an /api/* path holding one would fall to the HTML 404 page.
+const ESCAPED_LINE_BREAK = /%0[ad]|%e2%80%a[89]/i
 
 const malformedBody = (message) => JSON.stringify({ error: message, code: 'bad-body', detail: message, issues: [] })
 
@@ -142,14 +148,20 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 	// The liveness probe is answered from memory, before any routing or bookkeeping: it must stay cheap
 	// and up even when everything behind it is slow. Same payload as the api.health route. (Until the
 	// first request has loaded the build, it takes the ordinary path below.)
-	const server = http.createServer((req, res) => {
+	const onRequest = (req, res) => {
 		if (remixBuild && req.url === '/api/health' && (req.method === 'GET' || req.method === 'HEAD')) {
 			if (closing) res.setHeader('Connection', 'close')
 			sendHealth(res, remixBuild.entry.module)
 			return
 		}
 		void handle(req, res)
-	})
+	}
+	// A missing Host is answered here, in JSON like every other malformed request (node:http's own 400
+	// has no body). An HTTP/1.0 request may omit it.
+	const server = http.createServer({ requireHostHeader: false }, onRequest)
+	// An Expect other than 100-continue: node:http answers 417 with no body by default, health included.
+	// RFC 9110 §10.1.1 lets a server ignore an expectation it does not know: the request is answered.
+	server.on('checkExpectation', onRequest)
 
 	async function handle(req, res) {
 		const started = process.hrtime.bigint()
@@ -175,6 +187,10 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			const build = await getBuild()
 			if (build !== remixBuild) adopt(build)
 			const entry = build.entry.module
+			// RFC 9112 §3.2: an HTTP/1.1 request without Host is answered 400.
+			if (req.headers.host === undefined && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) {
+				throw new MalformedRequestError('no Host header')
+			}
 			if (pathname === '/api/health' && (req.method === 'GET' || req.method === 'HEAD')) {
 				sendHealth(res, entry)
 				return
@@ -190,16 +206,18 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 				await sendFetchResponse(res, entry.unknownApiMethodResponse(apiRoute.allowFor(pathname)), apiHeaders, readyBodies)
 				return
 			}
-			// Nor can a page take them: Remix would throw building the Request (a 500 and a logged error).
-			if (!isApi && !FETCH_METHODS.has(req.method)) {
+			// Nor can a page take them (Remix would throw building the Request: a 500 and a logged error), nor
+			// any method but GET, HEAD and POST (a PUT would run the page's action: the contact form sent mail).
+			if (!isApi && !PAGE_METHODS.has(req.method)) {
 				for (const [name, value] of apiHeaders) res.setHeader(name, value)
 				res.writeHead(405, PAGE_METHOD_NOT_ALLOWED_HEADERS)
 				res.end(PAGE_METHOD_NOT_ALLOWED)
 				return
 			}
-			// The URL parser resolves dot segments (`/api/..`, `/api/%2e%2e/pricing`) into a page's path, which
-			// Remix would answer with HTML: an /api/* request gets the API's JSON 404 instead.
-			if (isApi && DOT_SEGMENT.test(pathname)) {
+			// The URL parser resolves dot segments (`/api/..`, `/api/%2e%2e/pricing`) into a page's path, and
+			// an escaped line break keeps the API's splat route from matching: Remix would answer either with
+			// HTML. An /api/* request gets the API's JSON 404 instead.
+			if (isApi && (DOT_SEGMENT.test(pathname) || (pathname.includes('%') && ESCAPED_LINE_BREAK.test(pathname)))) {
 				await sendFetchResponse(res, entry.unknownApiMethodResponse(undefined), apiHeaders, readyBodies)
 				return
 			}

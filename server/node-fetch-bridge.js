@@ -90,8 +90,47 @@ export function toFetchRequest(req, signal, readBody) {
 	// Into the Request's own headers: headers passed in its init are copied into them, a second pass.
 	const headers = request.headers
 	const raw = req.rawHeaders
-	for (let i = 0; i < raw.length; i += 2) headers.append(/** @type {string} */ (raw[i]), /** @type {string} */ (raw[i + 1]))
+	let hosts = 0
+	for (let i = 0; i < raw.length; i += 2) {
+		const name = /** @type {string} */ (raw[i])
+		if (name.length === 4 && name.toLowerCase() === 'host') hosts++
+		headers.append(name, /** @type {string} */ (raw[i + 1]))
+	}
+	// RFC 9112 §3.2: a request with more than one Host is answered 400. Joined, the two would also be
+	// one value no URL can hold, which the identity provider's SDK throws on.
+	if (hosts > 1) throw new MalformedRequestError('more than one Host header')
+	dropUnreadableForwarding(req, headers)
 	return request
+}
+
+// Headers the identity provider's SDK builds the request's public URL from (behind a proxy: the
+// browser's https origin). Any client can send them; one no URL can hold (`X-Forwarded-Host: a b`)
+// made the SDK throw, so every page answered 500 with a logged stack and a valid API session read as
+// signed out. A malformed one says nothing of the origin and is dropped; a well-formed one is kept.
+const FORWARDING = /** @type {const} */ (['x-forwarded-host', 'x-forwarded-proto', 'cloudfront-forwarded-proto', 'x-forwarded-port'])
+const PROTOCOL = /^https?$/i
+const PORT = /^\d{1,5}$/
+
+/** The first of a comma-separated list, as the SDK reads it. */
+const firstOf = (value) => value.split(',')[0].trim()
+
+function readableForwarding(name, value) {
+	const first = firstOf(value)
+	if (name === 'x-forwarded-host') return PLAIN_HOST.test(first) && URL.canParse(`http://${first}`)
+	if (name === 'x-forwarded-port') return PORT.test(first)
+	return PROTOCOL.test(first)
+}
+
+/**
+ * @param {import('node:http').IncomingMessage} req
+ * @param {Headers} headers
+ */
+function dropUnreadableForwarding(req, headers) {
+	const parsed = req.headers
+	for (const name of FORWARDING) {
+		const value = parsed[name]
+		if (value !== undefined && !readableForwarding(name, headers.get(name) ?? '')) headers.delete(name)
+	}
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { ActionFunctionArgs, LoaderFunctionArgs } from '@remix-run/node'
 import { isSameOrigin } from './forms.server.ts'
-import { BodyCutOffError, errorResponse, type ErrorCode } from './http.server.ts'
+import { BodyCutOffError, errorResponse, UnacceptedBodyError, type ErrorCode } from './http.server.ts'
 import { ReadyTextResponse } from './ready-bodies.server.ts'
 
 type Handler = (args: ActionFunctionArgs | LoaderFunctionArgs) => Promise<Response> | Response
@@ -28,7 +28,8 @@ export function apiRoute(handlers: Partial<Record<Method, Handler>>, { failureCo
 			// Response after importing the build, so the class our responses extend is no longer that global.
 			if (error instanceof Response || error instanceof ReadyTextResponse) return error
 			// The client's doing, not a failure of ours: no log line beyond the request's own.
-			if (error instanceof BodyCutOffError) return errorResponse('bad-body', { detail: error.message })
+			if (error instanceof BodyCutOffError || error instanceof UnacceptedBodyError)
+				return errorResponse('bad-body', { detail: error.message })
 			const where = `${args.request.method} ${new URL(args.request.url).pathname}`
 			// A fault in our code gets its stack. A service we depend on failing (the database down or not
 			// answering) is already answered by code; a stack per request would bury the log during an outage.

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { isApiPath } from './api-path.ts'
 import { env } from './env.server.ts'
-import { PayloadTooLargeError, readBodyText } from './http.server.ts'
+import { notDeclared, PayloadTooLargeError, readBodyBytes, UnacceptedBodyError, utf8Text } from './http.server.ts'
 
 /**
  * Cross-site form posts are refused: the browser's Origin (or, failing that, Sec-Fetch-Site) must be
@@ -50,29 +50,49 @@ export function crossSiteFormRefusal(request: Request): Response | null {
 export const FORM_MAX_BYTES = 256 * 1024
 
 /**
- * A browser posting a form writes each line break of a textarea as CRLF, two characters, while the
- * field's maxlength and the page's counter count the one the user typed (HTML's "API value"): a
- * message that fitted would be refused as too long without JavaScript. Values are read back with
- * the line breaks as typed.
+ * The url-encoded pairs, each name and value decoded as UTF-8 strictly: a byte that is not UTF-8
+ * (`%FF`) or a broken escape (`%zz`) refuses the form, as the API refuses such a body, where
+ * URLSearchParams would turn it into U+FFFD (or keep it as typed) and send that on. Browsers never
+ * send either from our pages, which are UTF-8.
  */
-function withTypedLineBreaks(form: URLSearchParams): URLSearchParams {
-	const typed = new URLSearchParams()
-	for (const [name, value] of form) typed.append(name, value.includes('\r') ? value.replace(/\r\n?/g, '\n') : value)
-	return typed
+function strictlyDecoded(body: string): URLSearchParams | null {
+	const form = new URLSearchParams()
+	const decode = (part: string) => decodeURIComponent(part.includes('+') ? part.replace(/\+/g, ' ') : part)
+	try {
+		for (const pair of body.split('&')) {
+			if (pair === '') continue
+			const equals = pair.indexOf('=')
+			form.append(decode(equals === -1 ? pair : pair.slice(0, equals)), equals === -1 ? '' : decode(pair.slice(equals + 1)))
+		}
+	} catch {
+		return null
+	}
+	return form
 }
 
-/** A page action's form body: url-encoded, at most FORM_MAX_BYTES. Refusals are thrown responses. */
+const NOT_READABLE = 'The form could not be read: send it url-encoded, in UTF-8.'
+
+/**
+ * A page action's form body: url-encoded in UTF-8, at most FORM_MAX_BYTES. The same rules as an /api/*
+ * JSON body (http.server.ts: the media type in any case, no other charset, no Content-Encoding, strict
+ * UTF-8, a byte-order mark dropped). Refusals are thrown responses (the page's 4xx). Line breaks are
+ * the schemas' to count (validation/text.ts), as for the API.
+ */
 export async function readForm(request: Request): Promise<URLSearchParams> {
-	const type = request.headers.get('Content-Type') ?? ''
-	if (!type.startsWith('application/x-www-form-urlencoded')) {
-		throw new Response('Forms must be sent url-encoded.', { status: 415 })
-	}
+	const refusal = notDeclared(request, 'form')
+	if (refusal) throw new Response(refusal === 'type' ? 'Forms must be sent url-encoded.' : NOT_READABLE, { status: 415 })
+	let bytes: Buffer
 	try {
-		return withTypedLineBreaks(new URLSearchParams(await readBodyText(request, FORM_MAX_BYTES)))
+		bytes = await readBodyBytes(request, FORM_MAX_BYTES)
 	} catch (error) {
 		if (error instanceof PayloadTooLargeError) throw new Response('The form is too large.', { status: 413 })
+		if (error instanceof UnacceptedBodyError) throw new Response(error.message, { status: 415 })
 		throw error
 	}
+	const text = utf8Text(bytes)
+	const form = text === null ? null : strictlyDecoded(text)
+	if (!form) throw new Response(NOT_READABLE, { status: 400 })
+	return form
 }
 
 export type FieldErrors = Record<string, string>

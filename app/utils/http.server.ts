@@ -92,12 +92,31 @@ export class BodyCutOffError extends Error {
 	}
 }
 
+/**
+ * A body this server does not take as sent: compressed (`Content-Encoding`), or text that is not UTF-8.
+ * The client's doing: `bad-body` on /api/*, a 4xx page for a form. Its message says what to change.
+ */
+export class UnacceptedBodyError extends Error {
+	constructor(message: string) {
+		super(message)
+		this.name = 'UnacceptedBodyError'
+	}
+}
+
 /** Reads at most MAX_BODY_BYTES, so a client cannot make us buffer an unbounded body. */
 export async function readBodyText(request: Request, maxBytes: number = MAX_BODY_BYTES): Promise<string> {
 	return (await readBodyBytes(request, maxBytes)).toString('utf8')
 }
 
-async function readBodyBytes(request: Request, maxBytes: number): Promise<Buffer> {
+/**
+ * The body's bytes as sent. A coded body (gzip, br) is refused rather than read as text: its bytes
+ * would fail as "not UTF-8", or a body merely labelled coded would be taken as plain.
+ */
+export async function readBodyBytes(request: Request, maxBytes: number): Promise<Buffer> {
+	const coding = request.headers.get('Content-Encoding')
+	if (coding !== null && coding.trim().toLowerCase() !== 'identity') {
+		throw new UnacceptedBodyError('The body must be sent without Content-Encoding (uncompressed).')
+	}
 	const declared = Number(request.headers.get('Content-Length') ?? NaN)
 	if (declared > maxBytes) throw new PayloadTooLargeError()
 	if (request instanceof ReadyBodyRequest) {
@@ -133,17 +152,42 @@ async function readBodyBytes(request: Request, maxBytes: number): Promise<Buffer
 // dropped (§8.1 lets a parser ignore it; some Windows tools write one).
 const UTF8 = new TextDecoder('utf-8', { fatal: true })
 const DECLARED_CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i
+// US-ASCII is UTF-8's first half: a body declared in it is read the same.
+const UTF8_CHARSETS = new Set(['utf-8', 'utf8', 'us-ascii'])
+
+/** The body's text, strictly UTF-8 (a leading byte-order mark dropped), or null when it is not. */
+export function utf8Text(bytes: Buffer): string | null {
+	try {
+		return UTF8.decode(bytes)
+	} catch {
+		return null
+	}
+}
+
+const MEDIA_TYPES = {
+	json: { pattern: /^application\/json\s*(;|$)/i, name: 'application/json' },
+	form: { pattern: /^application\/x-www-form-urlencoded\s*(;|$)/i, name: 'application/x-www-form-urlencoded' },
+} as const
+
+/**
+ * Why the request's Content-Type is not `kind` in UTF-8, or null when it is: the media type in any
+ * case, parameters after it, a charset (if any) of UTF-8. One rule for /api/* JSON and page forms.
+ */
+export function notDeclared(request: Request, kind: keyof typeof MEDIA_TYPES): 'type' | 'charset' | null {
+	const contentType = request.headers.get('Content-Type') ?? ''
+	if (!MEDIA_TYPES[kind].pattern.test(contentType)) return 'type'
+	const charset = DECLARED_CHARSET.exec(contentType)?.[1]?.toLowerCase()
+	return charset === undefined || UTF8_CHARSETS.has(charset) ? null : 'charset'
+}
 
 /**
  * Why the request's Content-Type is not JSON in UTF-8 (a `bad-body` detail), or null when it is. Every
  * /api/* body is held to it (contract §2), the processor's webhook deliveries too.
  */
 export function notDeclaredJson(request: Request): string | null {
-	const contentType = request.headers.get('Content-Type') ?? ''
-	if (!/^application\/json\s*(;|$)/i.test(contentType)) return 'The body must be JSON sent with Content-Type: application/json.'
-	const charset = DECLARED_CHARSET.exec(contentType)?.[1]?.toLowerCase()
-	if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return 'The body must be JSON in UTF-8.'
-	return null
+	const refusal = notDeclared(request, 'json')
+	if (refusal === 'type') return 'The body must be JSON sent with Content-Type: application/json.'
+	return refusal === 'charset' ? 'The body must be JSON in UTF-8.' : null
 }
 
 export type BodyResult<T> = { ok: true; data: T } | { ok: false; response: Response }
@@ -160,14 +204,11 @@ export async function readJsonBody<S extends z.ZodType>(request: Request, schema
 		bytes = await readBodyBytes(request, MAX_BODY_BYTES)
 	} catch (error) {
 		if (error instanceof PayloadTooLargeError) return { ok: false, response: errorResponse('payload-too-large') }
+		if (error instanceof UnacceptedBodyError) return { ok: false, response: errorResponse('bad-body', { detail: error.message }) }
 		throw error
 	}
-	let text: string
-	try {
-		text = UTF8.decode(bytes)
-	} catch {
-		return { ok: false, response: errorResponse('bad-body', { detail: 'The body is not valid UTF-8.' }) }
-	}
+	const text = utf8Text(bytes)
+	if (text === null) return { ok: false, response: errorResponse('bad-body', { detail: 'The body is not valid UTF-8.' }) }
 	let raw: unknown
 	try {
 		raw = JSON.parse(text)

@@ -48,6 +48,18 @@ describe('POST /api/account/delete-request', () => {
 		expect(body.submitted_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
 	})
 
+	test('an internationalised domain typed in its other spelling (Unicode or ASCII) is the same address', async () => {
+		for (const [account, typed] of [
+			['anna@bücher.de', 'Anna@XN--BCHER-KVA.de'],
+			['anna@xn--bcher-kva.de', 'anna@BÜCHER.de'],
+			// The same letter composed or as u + a combining diaeresis.
+			['anna@b\u00fccher.de', 'anna@bu\u0308cher.de'],
+		]) {
+			const response = await fileRequest(app, userWithEmail(account!), { confirmEmail: typed })
+			expect(response.status, `${account} typed as ${typed}`).toBe(200)
+		}
+	})
+
 	test('a different email is 400 email-mismatch', async () => {
 		const userId = userWithEmail('owner@example.com')
 		const response = await fileRequest(app, userId, { confirmEmail: 'someone.else@example.com' })
@@ -107,6 +119,13 @@ describe('POST /api/account/delete-request', () => {
 		['a NUL in the reason (PostgreSQL text cannot hold it)', 200, { confirmEmail: 'owner@example.com', reason: 'a\u0000b' }],
 		['an escape character in the reason', 200, { confirmEmail: 'owner@example.com', reason: 'a\u001bb' }],
 		['line breaks and a tab in the reason', 200, { confirmEmail: 'owner@example.com', reason: 'line one\r\n\tline two' }],
+		// JSON can carry half of a UTF-16 pair, which no UTF-8 text can hold: stored, it failed as a 500 "try again" every time.
+		['a lone UTF-16 surrogate in the reason', 200, { confirmEmail: 'owner@example.com', reason: 'a\ud83d b \udc00' }],
+		[
+			'a reason of 2000 characters with CRLF line breaks (each counted once)',
+			200,
+			{ confirmEmail: 'owner@example.com', reason: 'x\r\n'.repeat(999) + 'xy' },
+		],
 		['no confirmEmail', 400, { reason: 'no email' }],
 		['a confirmEmail of spaces', 400, { confirmEmail: '   ' }],
 	] as Array<[string, number, Record<string, unknown>]>)('%s → %i', async (_label, expected, body) => {
@@ -221,7 +240,7 @@ describe('when the database misbehaves', () => {
 describe('what was stored', () => {
 	test('one row per user, pending, with its audit entry, surviving a restart', async () => {
 		const userId = userWithEmail('durable@example.com')
-		const reason = ' Too busy\u0000 now\u001b '
+		const reason = ' Too busy\u0000 now\u001b \ud83d\r\nbye '
 		const { request_id } = await (await fileRequest(app, userId, { confirmEmail: 'durable@example.com', reason })).json()
 		// Read with the app stopped, on either database: what was answered 200 outlives the process.
 		await app.stop()
@@ -231,8 +250,14 @@ describe('what was stored', () => {
 			app = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env })
 		})
 		expect(stored.rows).toHaveLength(1)
-		// Trimmed, and each control character kept as U+FFFD (PostgreSQL text cannot hold a NUL).
-		expect(stored.rows[0]).toMatchObject({ id: request_id, status: 'pending', reason: 'Too busy\uFFFD now\uFFFD', processedAt: null })
+		// Trimmed, each control character and lone surrogate kept as U+FFFD (PostgreSQL text cannot hold a
+		// NUL, nor UTF-8 half a character), and a line break as typed.
+		expect(stored.rows[0]).toMatchObject({
+			id: request_id,
+			status: 'pending',
+			reason: 'Too busy\uFFFD now\uFFFD \uFFFD\nbye',
+			processedAt: null,
+		})
 		// What proves the typed-back email on a later filing is a hash, not the address.
 		expect(stored.rows[0]!.confirmedEmailHash).toMatch(/^[0-9a-f]{64}$/)
 		expect(JSON.stringify(stored.rows[0])).not.toContain('durable@example.com')

@@ -248,6 +248,27 @@ describe("the account page's deletion section says what billing holds the reques
 	})
 })
 
+describe('the pricing form and the checkout API take the same plan and period', () => {
+	test('an empty period is refused by both (a period left out means monthly to both); nothing is opened', async () => {
+		const userId = newClerkUserId()
+		const sessionsBefore = standIns.stripe.store.all('checkout.session').length
+		const api = await checkout(userId, { plan: 'team', interval: '' })
+		expect(api.status).toBe(400)
+		const fromPage = await postForm(
+			`${app.url}/pricing`,
+			{ intent: 'checkout', plan: 'team', interval: '' },
+			{ ...auth(userId), Origin: app.url },
+		)
+		expect(fromPage.status).toBe(400)
+		expect(await fromPage.text()).toContain('Please choose one of the plans below.')
+		expect(standIns.stripe.store.all('checkout.session')).toHaveLength(sessionsBefore)
+		// Left out: monthly, from either.
+		expect((await checkout(userId, { plan: 'team' })).status).toBe(200)
+		const page = await postForm(`${app.url}/pricing`, { intent: 'checkout', plan: 'team' }, { ...auth(userId), Origin: app.url })
+		expect(page.status).toBe(303)
+	})
+})
+
 describe('the account page shows when a subscription ends, where that comes before its period does (decision 0029)', () => {
 	const accountPage = async (userId: string) => (await fetch(`${app.url}/account`, { headers: auth(userId) })).text()
 	const day = (seconds: number) => formatDate(new Date(seconds * 1000).toISOString())

@@ -2,6 +2,7 @@ import crypto from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
+import zlib from 'node:zlib'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { startSmtpSink, type SmtpSink } from '../mocks/smtp.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
@@ -119,6 +120,11 @@ describe('validation: every bound at its edge', () => {
 		['message of 10000', { message: 'M'.repeat(10_000) }, 200],
 		['message of 0', { message: '' }, 400],
 		['message of 10001', { message: 'M'.repeat(10_001) }, 400],
+		// A line break counts once however it is written, as the form counts it (15 000 UTF-16 units here).
+		['message of 10000 with CRLF line breaks', { message: 'x\r\n'.repeat(4_999) + 'xy' }, 200],
+		['message of 10001 with CRLF line breaks', { message: 'x\r\n'.repeat(5_000) + 'x' }, 400],
+		// JSON can carry half of a UTF-16 pair; it is kept as U+FFFD, as an unreadable byte is shown.
+		['a name with a lone UTF-16 surrogate', { name: 'Ada \ud83d' }, 200],
 		['a valid email', { email: 'a.b+c@sub.example.org' }, 200],
 		['an invalid email', { email: 'not-an-email' }, 400],
 		['an empty email', { email: '' }, 400],
@@ -235,6 +241,33 @@ describe('validation: every bound at its edge', () => {
 			shape: {},
 		},
 		{
+			// US-ASCII is UTF-8's first half.
+			label: 'charset=us-ascii',
+			type: 'application/json; charset=us-ascii',
+			body: JSON.stringify(valid),
+			status: 200,
+			code: undefined,
+			shape: {},
+		},
+		{
+			label: 'a gzip-compressed body (Content-Encoding is not taken)',
+			type: 'application/json',
+			encoding: 'gzip',
+			body: Buffer.from(zlib.gzipSync(JSON.stringify(valid))),
+			status: 400,
+			code: 'bad-body',
+			shape: { detail: 'The body must be sent without Content-Encoding (uncompressed).', issues: [] },
+		},
+		{
+			label: 'a plain body labelled gzip',
+			type: 'application/json',
+			encoding: 'gzip',
+			body: JSON.stringify(valid),
+			status: 400,
+			code: 'bad-body',
+			shape: BAD_BODY_SHAPE,
+		},
+		{
 			label: 'a 100 KiB body',
 			type: 'application/json',
 			body: JSON.stringify({ ...valid, message: 'x'.repeat(100 * 1024) }),
@@ -242,10 +275,22 @@ describe('validation: every bound at its edge', () => {
 			code: 'payload-too-large',
 			shape: {},
 		},
-	])('$label → $status $code', async ({ type, body, status, code, shape }) => {
+	] as Array<{
+		label: string
+		type: string
+		encoding?: string
+		body: string | Buffer<ArrayBuffer>
+		status: number
+		code?: string
+		shape: object
+	}>)('$label → $status $code', async ({ type, encoding, body, status, code, shape }) => {
 		const response = await fetch(`${app.url}/api/contact`, {
 			method: 'POST',
-			headers: { ...(type ? { 'Content-Type': type } : {}), 'X-Forwarded-For': uniqueIp() },
+			headers: {
+				...(type ? { 'Content-Type': type } : {}),
+				...(encoding ? { 'Content-Encoding': encoding } : {}),
+				'X-Forwarded-For': uniqueIp(),
+			},
 			body,
 		})
 		expect(response.status).toBe(status)
@@ -486,6 +531,46 @@ describe('the /contact page', () => {
 		expect(response.status).toBe(303)
 		const mail = await sink.waitForMessage((m) => m.subject === '[Contact] Many lines')
 		expect(mail.text).toContain('x\nx\nx')
+	})
+
+	test('the form is read by the rules of an API body: its media type in any case, UTF-8 only, nothing compressed', async () => {
+		const before = sink.messages.length
+		const post = (body: string | Buffer<ArrayBuffer>, headers: Record<string, string>) =>
+			fetch(`${app.url}/contact`, {
+				method: 'POST',
+				headers: { Origin: app.url, 'X-Forwarded-For': uniqueIp(), ...headers },
+				body,
+				redirect: 'manual',
+			})
+		const form = (subject: string, name = 'Ada') =>
+			new URLSearchParams({ ...valid, name, subject, website: '' }).toString().replace(encodeURIComponent(name), name)
+		const accepted = await post(form('Upper-case type'), { 'Content-Type': 'APPLICATION/X-WWW-FORM-URLENCODED' })
+		expect(accepted.status).toBe(303)
+		const refused: Array<[string, string | Buffer<ArrayBuffer>, Record<string, string>, number]> = [
+			['a longer media type', form('Longer type'), { 'Content-Type': 'application/x-www-form-urlencodedfoo' }, 415],
+			['another charset', form('UTF-16'), { 'Content-Type': 'application/x-www-form-urlencoded; charset=utf-16' }, 415],
+			[
+				'compressed',
+				Buffer.from(zlib.gzipSync(form('Gzip'))),
+				{ 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Encoding': 'gzip' },
+				415,
+			],
+			['an escaped byte that is not UTF-8', form('Escaped byte', 'Jos%E9'), { 'Content-Type': 'application/x-www-form-urlencoded' }, 400],
+			['a broken escape', form('Broken escape', 'Jo%zz'), { 'Content-Type': 'application/x-www-form-urlencoded' }, 400],
+			[
+				'a raw byte that is not UTF-8',
+				Buffer.concat([Buffer.from(form('Raw byte', 'Jos')), Buffer.from([0xe9])]),
+				{ 'Content-Type': 'application/x-www-form-urlencoded' },
+				400,
+			],
+		]
+		for (const [label, body, headers, status] of refused) {
+			const response = await post(body, headers)
+			expect(response.status, label).toBe(status)
+			expect(response.headers.get('content-type'), label).toMatch(/^text\/html/)
+		}
+		const { marker, arrived } = await mailSince(before)
+		expect(arrived).toEqual(['[Contact] Upper-case type', marker])
 	})
 
 	test('a same-origin form post sends the mail and redirects to the confirmation', async () => {

@@ -305,15 +305,57 @@ describe('CONNECT (node:http hands it over as a bare socket), and methods pages 
 		}
 	})
 
-	test.each(['CONNECT example.com:443', 'CONNECT /pricing', 'TRACE /pricing', 'PROPFIND /'])(
-		'%s: a page or a proxy target gets 405 with Allow, not a 500',
-		async (requestLine) => {
-			const answer = await rawExchange(`${requestLine} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
-			expect(answer.status).toBe(405)
-			expect(answer.head).toMatch(/^allow: GET, HEAD, POST$/im)
-			expect(answer.body).toBe('This method is not allowed here.')
-		},
-	)
+	// PUT, PATCH and DELETE reached a page's action as POST does (a PUT to /contact sent mail), and OPTIONS
+	// was refused without Allow.
+	test.each([
+		'CONNECT example.com:443',
+		'CONNECT /pricing',
+		'TRACE /pricing',
+		'PROPFIND /',
+		'PUT /contact',
+		'PATCH /account',
+		'DELETE /pricing',
+		'OPTIONS /contact',
+	])('%s: a page or a proxy target gets 405 with Allow, not a 500', async (requestLine) => {
+		const answer = await rawExchange(`${requestLine} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
+		expect(answer.status).toBe(405)
+		expect(answer.head).toMatch(/^allow: GET, HEAD, POST$/im)
+		expect(answer.body).toBe('This method is not allowed here.')
+	})
+})
+
+describe('requests node:http would answer on its own, without a body', () => {
+	test('HTTP/1.1 without Host: 400 JSON bad-body (RFC 9112 §3.2), for a page as for the API; HTTP/1.0 may leave it out', async () => {
+		for (const path of ['/pricing', '/api/contact']) {
+			const answer = await rawExchange(`GET ${path} HTTP/1.1\r\nConnection: close\r\n\r\n`)
+			expect(answer.status, path).toBe(400)
+			expect(answer.head, path).toMatch(/^content-type: application\/json/im)
+			expect(JSON.parse(answer.body), path).toMatchObject({ code: 'bad-body' })
+		}
+		const older = await rawExchange('GET /pricing HTTP/1.0\r\n\r\n')
+		expect(older.raw).toMatch(/^HTTP\/1\.1 200 /)
+	})
+
+	test('an Expect the server does not know is ignored (RFC 9110 §10.1.1): health answers 200, a page renders', async () => {
+		for (const expectation of ['foo', '']) {
+			const health = await rawExchange(`GET /api/health HTTP/1.1\r\nHost: x\r\nExpect: ${expectation}\r\nConnection: close\r\n\r\n`)
+			expect(health.status, expectation).toBe(200)
+			expect(JSON.parse(health.body)).toMatchObject({ ok: true })
+			const page = await rawExchange(`GET /contact HTTP/1.1\r\nHost: x\r\nExpect: ${expectation}\r\nConnection: close\r\n\r\n`)
+			expect(page.status, expectation).toBe(200)
+			expect(page.head).toMatch(/^content-type: text\/html/im)
+		}
+	})
+
+	test("an /api/* path holding an escaped line break is the API's JSON 404, not the HTML page", async () => {
+		for (const path of ['/api/con%0Atact', '/api/%0A', '/api/x%0D', '/api/health%0a', '/api/%E2%80%A8', '/api/a%e2%80%a9b']) {
+			for (const method of ['GET', 'POST']) {
+				const answer = await rawExchange(`${method} ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`)
+				expect(answer.status, `${method} ${path}`).toBe(404)
+				expect(JSON.parse(answer.body), `${method} ${path}`).toEqual({ error: expect.any(String), code: 'not-found' })
+			}
+		}
+	})
 })
 
 describe('bytes node:http cannot parse, after requests it could', () => {

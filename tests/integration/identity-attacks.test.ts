@@ -367,3 +367,61 @@ test('a session remembered under cookies written oddly (spaces around the name) 
 		expect(response.status, cookie).toBe(401)
 	}
 })
+
+describe('headers any client can send about the origin it reached (X-Forwarded-*, Host)', () => {
+	// The identity provider's SDK builds the request's public URL from them. One no URL can hold made it
+	// throw: every page 500 with a logged stack, and a valid API session read as signed out (401).
+	test.each([
+		{ 'X-Forwarded-Host': 'a b' },
+		{ 'X-Forwarded-Host': '[::1' },
+		{ 'X-Forwarded-Proto': 'ht tp' },
+		{ 'X-Forwarded-Proto': 'https', 'X-Forwarded-Port': 'x' },
+	] as Array<Record<string, string>>)('%o is set aside: pages render, a signed-in user is signed in', async (forwarded) => {
+		const userId = newClerkUserId()
+		for (const path of ['/pricing', '/contact']) {
+			const page = await fetch(`${app.url}${path}`, { headers: forwarded })
+			expect(page.status, path).toBe(200)
+		}
+		const account = await fetch(`${app.url}/account`, {
+			headers: { ...forwarded, ...sessionHeaders(standIns.clerk, userId) },
+			redirect: 'manual',
+		})
+		expect(account.status).toBe(200)
+		expect(await account.text()).toContain('<h1>Your account</h1>')
+		const status = await fetch(`${app.url}/api/billing/status`, { headers: { ...forwarded, ...sessionHeaders(standIns.clerk, userId) } })
+		expect(status.status).toBe(200)
+		expect(await status.json()).toMatchObject({ plan: 'free', has_subscription: false })
+	})
+
+	test('a well-formed forwarded origin is kept (a proxy ending TLS): a signed-in user is signed in', async () => {
+		const userId = newClerkUserId()
+		const headers = { 'X-Forwarded-Host': 'callsheet.example', 'X-Forwarded-Proto': 'https', ...sessionHeaders(standIns.clerk, userId) }
+		expect((await fetch(`${app.url}/api/billing/status`, { headers })).status).toBe(200)
+	})
+
+	test('two Host headers are one request too many (RFC 9112 §3.2): 400 JSON, for a page as for the API', async () => {
+		for (const path of ['/pricing', '/api/billing/status']) {
+			const status = await new Promise<{ code: number; body: string }>((resolve, reject) => {
+				const request = http.request({
+					host: '127.0.0.1',
+					port: app.port,
+					path,
+					headers: [
+						['Host', 'one.example'],
+						['Host', 'two.example'],
+					].flat(),
+				})
+				request.on('response', (response) => {
+					let body = ''
+					response.setEncoding('utf8')
+					response.on('data', (chunk: string) => (body += chunk))
+					response.on('end', () => resolve({ code: response.statusCode ?? 0, body }))
+				})
+				request.on('error', reject)
+				request.end()
+			})
+			expect(status.code, path).toBe(400)
+			expect(JSON.parse(status.body), path).toMatchObject({ code: 'bad-body' })
+		}
+	})
+})

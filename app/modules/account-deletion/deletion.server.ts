@@ -5,6 +5,7 @@ import { db, queryRows, sqlStateOf } from '#app/utils/db.server.ts'
 import { primaryEmail } from '#app/utils/identity.server.ts'
 import { ensureUser, USER_COLUMNS_SQL, USER_TABLES_SQL, type AppUser } from '#app/utils/users.server.ts'
 import type { DeletionRequestInput } from '#app/utils/validation/account.ts'
+import { comparableEmail } from '#app/utils/validation/email.ts'
 
 // Filing an account-deletion request: one rule set for POST /api/account/delete-request and the
 // account page's danger zone. Nothing is deleted here: an administrator processes the request once
@@ -14,8 +15,9 @@ export type PendingRequest = { requestId: string; submittedAt: Date }
 /** A pending request as filing reads it: with the hash of the email typed back when it was filed. */
 type PendingFiling = PendingRequest & { confirmedEmailHash: string | null }
 
-/** The comparison rule for the typed-back email (trimmed, any case), used by both checks below. */
-const normalizedEmail = (email: string) => email.trim().toLowerCase()
+/** The comparison rule for the typed-back email (comparableEmail: any case, either spelling of an
+ * internationalised domain), used by both checks below. */
+const normalizedEmail = comparableEmail
 
 /**
  * What a pending request keeps of the email that proved intent (decision 0014): enough to recognise

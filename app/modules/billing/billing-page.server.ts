@@ -58,7 +58,8 @@ export async function checkoutFromForm(
 	account: () => Promise<UserWithPendingDeletion>,
 	form: URLSearchParams,
 ): Promise<Response | BillingNotice> {
-	const parsed = checkoutSchema.safeParse({ plan: form.get('plan'), interval: form.get('interval') || undefined })
+	// A field left out is a key left out of the JSON; an empty one is refused as the API refuses "".
+	const parsed = checkoutSchema.safeParse({ plan: form.get('plan'), interval: form.get('interval') ?? undefined })
 	if (!parsed.success) return NOTICES['bad-body']
 	if (!billingConfigured()) return NOTICES.processor_not_configured
 	const result = await startCheckout(await account(), parsed.data)

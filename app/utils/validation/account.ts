@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { DELETION_REASON_MAX } from './limits.ts'
+import { asTyped } from './text.ts'
 
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g
 
@@ -22,6 +23,7 @@ export const deletionRequestSchema = z.object({
 	// Measured after trimming, like the contact fields (zod counts characters: an emoji is one).
 	reason: z
 		.string({ error: 'The reason must be text.' })
+		.overwrite(asTyped)
 		.trim()
 		.max(DELETION_REASON_MAX, { error: `The reason must be at most ${DELETION_REASON_MAX.toLocaleString('en-US')} characters.` })
 		// PostgreSQL text cannot hold NUL (stored, it failed as a 500 "try again" on every retry), and the

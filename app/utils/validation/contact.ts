@@ -1,5 +1,7 @@
 import { z } from 'zod'
 import { CONTACT_LIMITS } from './limits.ts'
+import { withAsciiDomain } from './email.ts'
+import { asTyped } from './text.ts'
 
 // The one contact schema, for POST /api/contact and the contact page's action alike. Client-safe (no
 // server import), though the form is checked on the server only (`noValidate`: one set of messages).
@@ -27,26 +29,10 @@ const notText =
 const text = (words: FieldWords, max: number) =>
 	z
 		.string({ error: notText(words) })
+		.overwrite(asTyped)
 		.trim()
 		.min(1, { error: words.missing })
 		.max(max, { error: `${words.label} must be ${max.toLocaleString('en-US')} characters or fewer.` })
-
-/**
- * An address on an internationalised domain (`anna@bücher.de`) is checked and kept in the domain's
- * ASCII form (`anna@xn--bcher-kva.de`), which every mail server takes. Only a domain with non-ASCII
- * letters and nothing a URL would read as a port, path or credentials is converted; the local part is
- * never touched (a non-ASCII one needs SMTPUTF8, which a relay may not offer, so it stays invalid).
- */
-function withAsciiDomain(address: string) {
-	const at = address.lastIndexOf('@')
-	const domain = address.slice(at + 1)
-	if (at < 1 || !/[^\x00-\x7f]/.test(domain) || /[\s:/?#[\]@\\%]/.test(domain)) return address
-	try {
-		return address.slice(0, at + 1) + new URL(`http://${domain}`).hostname
-	} catch {
-		return address
-	}
-}
 
 /**
  * What a mail server takes beyond the address's shape (RFC 5321 §4.5.3.1, RFC 1035): a local part of
