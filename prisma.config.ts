@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { defineConfig } from 'prisma/config'
-import { databaseTarget } from './app/utils/db/database-url.ts'
+import { migrationTarget } from './app/utils/db/database-url.ts'
 import { openEmbeddedDatabase } from './app/utils/db/pglite-adapter.server.ts'
 import { openPostgres } from './app/utils/db/pg-adapter.server.ts'
 
@@ -15,7 +15,7 @@ export default defineConfig({
 	// The CLI calls adapter() more than once per run: open the database once.
 	adapter: async () => {
 		factory ??= (async () => {
-			const target = databaseTarget(process.env.DATABASE_URL)
+			const target = migrationTarget(process.env.DATABASE_URL)
 			if (target.kind === 'postgres') return openPostgres(target.url, { max: 2, exitWhenIdle: true }).factory
 			return (await openEmbeddedDatabase(target.dataDir)).factory
 		})()

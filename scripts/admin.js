@@ -62,7 +62,13 @@ try {
 		}
 	} else {
 		const [requestId] = args
-		for (const event of await admin.deletionRequestHistory(requestId ?? '')) {
+		const events = await admin.deletionRequestHistory(requestId ?? '')
+		// Every request has its filing at least: none means there is no such request (as process says it).
+		if (events.length === 0) {
+			console.error(`No history: not-found (no deletion request ${requestId ?? ''})`)
+			exitCode = 1
+		}
+		for (const event of events) {
 			console.log(`${event.at.toISOString()}  ${event.action}  by ${event.actor}`)
 		}
 	}

@@ -35,6 +35,14 @@ const { server, shutdown } = createAppServer({
 		}),
 })
 
+// As npm start says it (a port in use): one line, not an unhandled 'error' event's stack.
+server.on('error', async (error) => {
+	console.error(`Start-up failed: cannot listen on port ${config.PORT}: ${error.message}`)
+	await vite.close()
+	await build.entry.module.stopServices()
+	process.exit(1)
+})
+
 server.listen(config.PORT, () => {
 	const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
 	console.log(`Callsheet (development) is serving on http://localhost:${port}`)

@@ -24,6 +24,8 @@ if (fs.existsSync('.env') && !process.execArgv.some((arg) => arg.startsWith('--e
 // process by Node's default, cutting off every request in flight and every mail being sent. It is a
 // defect to fix: logged as one, by the error's kind and where it came from (not its message, which can
 // carry a query's values or a request's), and the server keeps serving.
+// Set once a stop signal is being handled (below).
+let stopping = false
 process.on('unhandledRejection', (reason) => {
 	const where =
 		reason instanceof Error
@@ -35,7 +37,7 @@ process.on('unhandledRejection', (reason) => {
 						.slice(0, 3),
 				].join(' | ')
 			: typeof reason
-	console.error(`process: a rejected promise went unhandled (kept serving): ${where}`)
+	console.error(`process: a rejected promise went unhandled (${stopping ? 'while stopping' : 'kept serving'}): ${where}`)
 })
 
 const build = await import(path.join(projectRoot, 'build/server/index.js'))
@@ -89,14 +91,19 @@ server.listen(config.PORT, () => {
 	console.log(`Callsheet is serving on http://localhost:${port} (public URL ${config.APP_URL})`)
 })
 
-let stopping = false
 for (const signal of ['SIGTERM', 'SIGINT']) {
 	process.on(signal, async () => {
 		if (stopping) return
 		stopping = true
 		console.log(`${signal}: finishing in-flight requests, then stopping`)
 		await shutdown()
-		await entry.stopServices()
+		try {
+			await entry.stopServices()
+		} catch (error) {
+			// The database could not be closed cleanly (a full disk, say): said so, and not a clean exit.
+			console.error(`stopping: closing the services failed: ${error instanceof Error ? error.name : typeof error}`)
+			process.exit(1)
+		}
 		console.log('stopped')
 		process.exit(0)
 	})

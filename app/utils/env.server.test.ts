@@ -56,6 +56,15 @@ describe('configuration', () => {
 		},
 	)
 
+	test('SMTP_URL names a mail server: a URL without a host (every message went to 127.0.0.1:587) or with a port that is not a number is one line naming it', () => {
+		expect(problemsOf({ SMTP_URL: 'smtp://user:pass@mail.example.com:587' })).toEqual([])
+		for (const value of ['smtp://', 'smtps://', 'smtp://u:p@mail.example.com:xx', 'http://mail.example.com']) {
+			expect(problemsOf({ SMTP_URL: value }), value).toEqual([
+				'SMTP_URL: must be a URL starting with smtp:// or smtps://, with a host and a numeric port if any (e.g. smtp://user:pass@mail.example.com:587)',
+			])
+		}
+	})
+
 	test('SMTP_MAX_CONNECTIONS: 10 when unset, a number from 1 to 100 when set, else one line naming it', () => {
 		expect(parseEnv({}).SMTP_MAX_CONNECTIONS).toBe(10)
 		expect(parseEnv({ SMTP_MAX_CONNECTIONS: '3' }).SMTP_MAX_CONNECTIONS).toBe(3)

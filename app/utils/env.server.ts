@@ -1,6 +1,6 @@
 import { parsePublishableKey } from '@clerk/shared/keys'
 import { z } from 'zod'
-import { databaseTarget } from './db/database-url.ts'
+import { databaseTarget, NOT_A_DATABASE_URL } from './db/database-url.ts'
 
 // contract.md §1 is the source of these names and defaults. Missing keys never stop start-up (the
 // features that need them answer 401/503); a value that is present but malformed does, with one line
@@ -12,10 +12,15 @@ const optional = z
 	.transform((value) => (value === '' ? undefined : value))
 	.optional()
 
+// A URL of one of `schemes` naming a host: `smtp://` alone parses, and every message then went to
+// 127.0.0.1:587. A port that is not a number does not parse: the message says what is expected.
 const urlWithScheme = (schemes: string[], example: string) =>
-	optional.refine((value) => value === undefined || (URL.canParse(value) && schemes.includes(new URL(value).protocol)), {
-		message: `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')} (e.g. ${example})`,
-	})
+	optional.refine(
+		(value) => value === undefined || (URL.canParse(value) && schemes.includes(new URL(value).protocol) && new URL(value).hostname !== ''),
+		{
+			message: `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')}, with a host and a numeric port if any (e.g. ${example})`,
+		},
+	)
 
 // A mail address as operators write it: `local@host`, where the host may be a single label (the
 // contract's own defaults are `support@localhost` and `no-reply@localhost`), optionally with a display
@@ -37,9 +42,7 @@ const schema = z.object({
 		.transform((value) => Number(value ?? 3000))
 		.refine((port) => port >= 0 && port <= 65535, { message: 'must be a port number between 0 and 65535' }),
 	APP_URL: urlWithScheme(['http:', 'https:'], 'https://app.example.com'),
-	DATABASE_URL: optional.refine((value) => value === undefined || URL.canParse(value), {
-		message: 'must be a URL (postgres://user:pass@host:5432/db, or file:./data/pglite for the embedded database)',
-	}),
+	DATABASE_URL: optional.refine((value) => value === undefined || URL.canParse(value), { message: NOT_A_DATABASE_URL }),
 	COMMIT_SHA: optional,
 	REGION: optional,
 	FLY_REGION: optional,
@@ -150,7 +153,9 @@ export function startupWarnings(config: Env): string[] {
 			`APP_URL is ${config.APP_URL}: sign-in accepts sessions only from pages served there, and checkout and the customer portal return there. Set APP_URL to the public address before serving anyone else.`,
 		)
 	if (!config.stripeConfigured)
-		warnings.push('STRIPE_SECRET_KEY not set: checkout and the customer portal answer 503 processor_not_configured.')
+		warnings.push(
+			'STRIPE_SECRET_KEY not set: checkout and the customer portal answer 503 processor_not_configured (401 until users can sign in).',
+		)
 	if (!config.STRIPE_WEBHOOK_SECRET)
 		warnings.push('STRIPE_WEBHOOK_SECRET not set: the billing webhook answers 503 processor_not_configured.')
 	// contract.md §1: anything but postgres(ql):// selects the embedded database. Said aloud when the

@@ -45,12 +45,18 @@ async function writeFileDurably(file: string, data: Buffer) {
 	const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${crypto.randomUUID()}.tmp`)
 	const handle = await fs.open(temporary, 'w')
 	try {
-		await handle.writeFile(data)
-		await handle.sync()
-	} finally {
-		await handle.close()
+		try {
+			await handle.writeFile(data)
+			await handle.sync()
+		} finally {
+			await handle.close()
+		}
+		await fs.rename(temporary, file)
+	} catch (error) {
+		// A full disk (ENOSPC) left an empty hidden file per failed message: the visitor's 500 says try again.
+		await fs.rm(temporary, { force: true }).catch(() => {})
+		throw error
 	}
-	await fs.rename(temporary, file)
 	const folder = await fs.open(path.dirname(file), 'r')
 	try {
 		await folder.sync() // the rename itself

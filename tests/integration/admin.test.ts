@@ -272,6 +272,11 @@ describe('npm run admin', () => {
 			expect(processed.status).toBe(0)
 			const history = admin('history', requestId)
 			expect(history.stdout).toMatch(/filed[\s\S]*processed\s+by ops@example.com/)
+			expect(history.status).toBe(0)
+			// A request that does not exist is said to be so, as process says it, not an empty success.
+			const unknown = admin('history', '00000000-0000-4000-8000-000000000000')
+			expect(unknown.stderr).toContain('No history: not-found')
+			expect(unknown.status).toBe(1)
 			// A request the user takes back is withdrawn, once.
 			const withdrawn = admin('withdraw', second, '--as', 'ops@example.com')
 			expect(withdrawn.stdout + withdrawn.stderr).toContain(`Withdrew ${second}`)

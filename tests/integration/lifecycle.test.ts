@@ -1,5 +1,6 @@
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
+import net from 'node:net'
 import path from 'node:path'
 import { describe, expect, inject, test } from 'vitest'
 import { startStandIns } from '../mocks/serve-all.ts'
@@ -96,41 +97,98 @@ describe('graceful shutdown', () => {
 	})
 })
 
+/** `npm <args>` as a person runs it, in a process group of its own so that whatever it leaves behind can be stopped. */
+async function runNpm(args: string[], env: { NODE_ENV: 'production' | 'development'; PORT: number }) {
+	const npm = spawn('npm', args, {
+		cwd: projectRoot,
+		env: {
+			PATH: process.env.PATH,
+			HOME: process.env.HOME,
+			NODE_ENV: env.NODE_ENV,
+			PORT: String(env.PORT),
+			DATABASE_URL: await freshDatabaseUrl(),
+		},
+		stdio: ['ignore', 'pipe', 'pipe'],
+		detached: true,
+	})
+	let output = ''
+	npm.stdout!.on('data', (chunk) => (output += chunk))
+	npm.stderr!.on('data', (chunk) => (output += chunk))
+	const closed = new Promise<number | null>((resolve) => npm.once('close', resolve))
+	const killAll = () => {
+		try {
+			process.kill(-npm.pid!, 'SIGKILL')
+		} catch {
+			// Already gone, as it should be.
+		}
+	}
+	return { npm, closed, output: () => output, killAll }
+}
+
 describe('npm start, as operators run it', () => {
 	test('SIGTERM to npm reaches the server, which stops cleanly instead of being left running', async () => {
 		const port = await freePort()
-		const npm = spawn('npm', ['start'], {
-			cwd: projectRoot,
-			env: {
-				PATH: process.env.PATH,
-				HOME: process.env.HOME,
-				NODE_ENV: 'production',
-				PORT: String(port),
-				DATABASE_URL: await freshDatabaseUrl(),
-			},
-			stdio: ['ignore', 'pipe', 'pipe'],
-			// Its own process group, so that whatever it leaves behind can be stopped after a failure.
-			detached: true,
-		})
-		let output = ''
-		npm.stdout!.on('data', (chunk) => (output += chunk))
-		npm.stderr!.on('data', (chunk) => (output += chunk))
-		const closed = new Promise<number | null>((resolve) => npm.once('close', resolve))
+		const start = await runNpm(['start'], { NODE_ENV: 'production', PORT: port })
 		try {
-			await until(() => output.includes('is serving on'), 60_000, 'the server to start under npm start')
+			await until(() => start.output().includes('is serving on'), 60_000, 'the server to start under npm start')
 			expect((await fetch(`http://127.0.0.1:${port}/api/health`)).status).toBe(200)
-			npm.kill('SIGTERM')
-			expect(await within(closed, 15_000, 'npm start to exit')).toBe(0)
-			expect(output).toMatch(/SIGTERM: finishing in-flight requests, then stopping\n[\s\S]*stopped\n/)
+			start.npm.kill('SIGTERM')
+			expect(await within(start.closed, 15_000, 'npm start to exit')).toBe(0)
+			expect(start.output()).toMatch(/SIGTERM: finishing in-flight requests, then stopping\n[\s\S]*stopped\n/)
 			// Nothing is left answering on the port (a shell between npm and node used to keep it).
 			await expect(fetch(`http://127.0.0.1:${port}/api/health`)).rejects.toThrow()
 		} finally {
-			try {
-				process.kill(-npm.pid!, 'SIGKILL')
-			} catch {
-				// Already gone, as it should be.
-			}
+			start.killAll()
 		}
+	})
+})
+
+describe('npm run dev, as developers run it', () => {
+	const runDev = (port: number) => runNpm(['run', 'dev'], { NODE_ENV: 'development', PORT: port })
+
+	test('SIGTERM to npm stops the development server (a shell between them kept it serving, holding the database)', async () => {
+		const port = await freePort()
+		const dev = await runDev(port)
+		try {
+			await until(() => dev.output().includes('is serving on'), 90_000, 'npm run dev to serve')
+			dev.npm.kill('SIGTERM')
+			expect(await within(dev.closed, 15_000, 'npm run dev to exit')).toBe(0)
+			await expect(fetch(`http://127.0.0.1:${port}/api/health`)).rejects.toThrow()
+		} finally {
+			dev.killAll()
+		}
+	})
+
+	test('a port already in use is one line, as npm start says it, not a stack', async () => {
+		const taken = net.createServer()
+		await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+		const dev = await runDev((taken.address() as net.AddressInfo).port)
+		try {
+			expect(await within(dev.closed, 90_000, 'npm run dev to give up')).not.toBe(0)
+			expect(dev.output()).toMatch(/^Start-up failed: cannot listen on port \d+: listen EADDRINUSE/m)
+			expect(dev.output()).not.toMatch(/Unhandled 'error' event|^\s+at /m)
+		} finally {
+			dev.killAll()
+			taken.close()
+		}
+	})
+})
+
+describe('npm run db:migrate, as operators run it', () => {
+	// It took a DATABASE_URL that is not a URL for "the embedded database", migrated ./data/pglite and
+	// exited 0, where start-up stops: an operator's deploy step reported success on the wrong database.
+	test('a DATABASE_URL that is not a URL stops it with the line start-up gives, and nothing is opened', () => {
+		const run = spawnSync('npm', ['run', '--silent', 'db:migrate'], {
+			cwd: projectRoot,
+			env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', DATABASE_URL: 'not a url', CHECKPOINT_DISABLE: '1' },
+			encoding: 'utf8',
+			timeout: 60_000,
+		})
+		expect(run.status).not.toBe(0)
+		expect(run.stderr + run.stdout).toContain(
+			'DATABASE_URL: must be a URL (postgres://user:pass@host:5432/db, or file:./data/pglite for the embedded database)',
+		)
+		expect(run.stderr + run.stdout).not.toMatch(/migrations? (have been|found)|applied/i)
 	})
 })
 

@@ -20,6 +20,26 @@ export function databaseTarget(value: string | undefined): DatabaseTarget {
 	return { kind: 'embedded', dataDir: path.resolve(DEFAULT_EMBEDDED_DIR) }
 }
 
+/** What start-up says of a DATABASE_URL that is not a URL (env.server.ts), and the migration CLI too. */
+export const NOT_A_DATABASE_URL = 'must be a URL (postgres://user:pass@host:5432/db, or file:./data/pglite for the embedded database)'
+
+/**
+ * The database `npm run db:migrate` (the Prisma CLI, prisma.config.ts) works on, by start-up's rules:
+ * a value that is not a URL stops it, where it was taken as "the embedded database" and migrated
+ * ./data/pglite with exit 0; a URL of another scheme is said aloud, as start-up says it.
+ */
+export function migrationTarget(value: string | undefined, warn: (line: string) => void = console.warn): DatabaseTarget {
+	const databaseUrl = value?.trim()
+	if (databaseUrl && !URL.canParse(databaseUrl)) throw new Error(`DATABASE_URL: ${NOT_A_DATABASE_URL}`)
+	const target = databaseTarget(value)
+	if (databaseUrl && target.kind === 'embedded' && !/^file:/i.test(databaseUrl)) {
+		warn(
+			`warning: DATABASE_URL is not a postgres:// URL (it starts ${databaseUrl.split(':')[0]}:): migrating the database ${describeDatabase(target)} instead.`,
+		)
+	}
+	return target
+}
+
 /**
  * Which database serves, for the start-up log: never the URL itself, which may carry a password.
  * Several instances must all say the same PostgreSQL; a mistyped scheme shows as the embedded one.
