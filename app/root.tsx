@@ -13,12 +13,13 @@ import {
 	useRouteError,
 	useRouteLoaderData,
 } from '@remix-run/react'
-import { lazy, Suspense, type ComponentType, type ReactNode } from 'react'
+import { lazy, Suspense, useEffect, useRef, type ComponentType, type ReactNode } from 'react'
 import type { ClerkState } from './components/clerk-shell.tsx'
 import stylesheet from './styles/app.css?url'
 import { env } from './utils/env.server.ts'
 import { pageRequestForClerk, pageUserId } from './utils/auth.server.ts'
 import { useFocusPageOnNavigation, useReloadWhenRestoredMidNavigation } from './utils/client-navigation.ts'
+import { useHydrated } from './utils/hydrated.ts'
 import { useNonce } from './utils/nonce-provider.ts'
 import { SESSION_REFRESHED } from './utils/session-refresh.ts'
 import { pageMeta } from './utils/page-meta.ts'
@@ -156,6 +157,21 @@ export default function App() {
 	)
 }
 
+/**
+ * An error page that replaces the page in place (a form posted with JavaScript and refused outright:
+ * too long, a server fault) keeps its address, so the root's focus-on-navigation does not move focus,
+ * and nothing is announced but the title: its heading takes focus. Not when the error page is the
+ * page loaded (false while hydrating): a screen reader starts a new page at its top anyway.
+ */
+function useFocusWhenShownAfterLoad() {
+	const shownAfterLoad = useRef(useHydrated())
+	const heading = useRef<HTMLHeadingElement>(null)
+	useEffect(() => {
+		if (shownAfterLoad.current) heading.current?.focus()
+	}, [])
+	return heading
+}
+
 /** What went wrong, in words that say whether trying again can help. */
 function errorCopy(error: unknown): { heading: string; message: string } {
 	const status = isRouteErrorResponse(error) ? error.status : 500
@@ -179,9 +195,12 @@ function errorCopy(error: unknown): { heading: string; message: string } {
 
 export function ErrorBoundary() {
 	const { heading, message } = errorCopy(useRouteError())
+	const headingRef = useFocusWhenShownAfterLoad()
 	return (
 		<div className="stack">
-			<h1>{heading}</h1>
+			<h1 ref={headingRef} tabIndex={-1}>
+				{heading}
+			</h1>
 			<p className="lead">
 				{message} <a href="/">Go to the home page</a> or <a href="/contact">contact support</a>.
 			</p>

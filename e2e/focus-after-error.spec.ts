@@ -77,3 +77,26 @@ test.describe('focus after a refused form, JavaScript on, 375 px', () => {
 		await expect(announcer).toHaveText('')
 	})
 })
+
+test.describe('focus on an error page that replaces the page in place, JavaScript on', () => {
+	skipWithoutBrowser()
+
+	// A form refused outright (here: over the form limit, which the field's maxlength keeps a person
+	// from typing) keeps its address: only the title changed, and focus stayed on the button.
+	test('a contact form too long to take: the error page says so, and its heading has focus', async ({ page, expectedConsoleErrors }) => {
+		expectedConsoleErrors.push(failedLoad(413, '/contact'))
+		await page.goto('/contact')
+		await settle(page)
+		await page.getByLabel('Your name').fill('Ada')
+		await page.getByLabel('Email').fill('ada@example.test')
+		await page.getByLabel('Subject').fill('Too long')
+		await page.getByLabel('Message').evaluate((field: HTMLTextAreaElement) => {
+			field.removeAttribute('maxlength')
+			field.value = 'x'.repeat(300 * 1024)
+		})
+		await page.getByRole('button', { name: 'Send message' }).click()
+		const heading = page.getByRole('heading', { level: 1, name: 'That form was too long' })
+		await expect(heading).toBeFocused()
+		await expect(page).toHaveURL(/\/contact$/)
+	})
+})

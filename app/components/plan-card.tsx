@@ -41,13 +41,16 @@ export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, 
 				{plan.name} {isCurrent ? <span className="badge">Your plan</span> : null}
 			</h2>
 			<p className="plan__price">
-				{/* Read as "$19 per month", not "slash month". Free is free in either period. */}
+				{/* Read as "$19 per month", not "slash month"; "/ month" never split over two lines. Free is free in either period. */}
 				{price}{' '}
 				{free ? (
 					<small>forever</small>
 				) : (
 					<small>
-						<span aria-hidden="true">/ {interval}</span>
+						<span aria-hidden="true">
+							/{'\u00a0'}
+							{interval}
+						</span>
 						<span className="visually-hidden">per {interval}</span>
 					</small>
 				)}

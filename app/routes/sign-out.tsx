@@ -38,7 +38,10 @@ export default function SignOutPage() {
 		<div className="stack" style={{ maxWidth: '36rem' }}>
 			<h1>Sign out</h1>
 			{data?.notice ? <AlertNotice answer={data}>{data.notice}</AlertNotice> : <p>Sign out of Callsheet on this browser?</p>}
-			<SignOutForm />
+			<div style={{ display: 'flex', gap: '0.75rem', flexWrap: 'wrap', alignItems: 'center' }}>
+				<SignOutForm primary />
+				<a href="/account">Stay signed in</a>
+			</div>
 		</div>
 	)
 }
