@@ -30,6 +30,8 @@ type Props = {
 	state: SubscriptionState
 	/** When the subscription ends or ended (BillingOverview.endsAt). */
 	endsAt: string | null
+	/** Paused at the end of its trial for want of a payment method (BillingOverview.paused). */
+	paused: boolean
 	/** What the subscription bills each period, as the processor says ("$490 a year"); null when it is not one fixed amount. */
 	priceLabel: string | null
 	/** The stored state could not be read: say so, rather than show a paying customer "Free". */
@@ -40,7 +42,7 @@ type Props = {
 	action: string
 }
 
-export function BillingSummary({ state, endsAt, priceLabel, unavailable, deletionPending, busy, action }: Props) {
+export function BillingSummary({ state, endsAt, paused, priceLabel, unavailable, deletionPending, busy, action }: Props) {
 	const date = dateToShow(state, endsAt)
 	const manage = state.processor_customer_id !== null
 	const offerPlans = !state.has_subscription && !deletionPending
@@ -79,7 +81,11 @@ export function BillingSummary({ state, endsAt, priceLabel, unavailable, deletio
 				) : null}
 			</dl>
 			{state.status === 'past_due' ? (
-				<p className="notice notice--error">Your last payment did not go through. Update your card in Manage billing to keep your plan.</p>
+				<p className="notice notice--error">
+					{paused
+						? 'Your free trial has ended without a payment method, so your plan is paused. Add a card in Manage billing to keep it.'
+						: 'Your last payment did not go through. Update your card in Manage billing to keep your plan.'}
+				</p>
 			) : null}
 			{/* No empty row (and its gap) when there is nothing to offer: a pending deletion, no customer. */}
 			{manage || offerPlans ? (

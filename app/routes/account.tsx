@@ -59,6 +59,7 @@ export async function loader(args: LoaderFunctionArgs) {
 		returnedFromCheckout,
 		state: overview.state,
 		endsAt: overview.endsAt,
+		paused: overview.paused,
 		// Written here, on the server: the browser's own currency data could write it differently.
 		priceLabel: overview.price && overview.interval ? formatBilledPrice(overview.price, overview.interval) : null,
 		billingUnavailable: overview.unavailable,
@@ -108,7 +109,7 @@ export async function action(args: ActionFunctionArgs) {
 }
 
 export default function AccountPage() {
-	const { email, returnedFromCheckout, state, endsAt, priceLabel, billingUnavailable, pending, deletionRequested } =
+	const { email, returnedFromCheckout, state, endsAt, paused, priceLabel, billingUnavailable, pending, deletionRequested } =
 		useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const submitting = usePendingSubmission()?.get('intent')
@@ -160,6 +161,7 @@ export default function AccountPage() {
 			<BillingSummary
 				state={state}
 				endsAt={endsAt}
+				paused={paused}
 				priceLabel={priceLabel}
 				unavailable={billingUnavailable}
 				deletionPending={pending !== null}

@@ -298,6 +298,27 @@ describe('the account page shows when a subscription ends, where that comes befo
 	})
 })
 
+describe('the account page on a subscription whose payment is due', () => {
+	const accountPage = async (userId: string) => (await fetch(`${app.url}/account`, { headers: auth(userId) })).text()
+
+	test('paused at the end of its trial for want of a payment method: the page asks for a card, not of a failed payment', async () => {
+		const FAILED = 'Your last payment did not go through.'
+		const PAUSED = 'Your free trial has ended without a payment method, so your plan is paused. Add a card in Manage billing to keep it.'
+		for (const [processorStatus, says, never] of [
+			['paused', PAUSED, FAILED],
+			['past_due', FAILED, PAUSED],
+		] as const) {
+			const { userId, customer } = await subscribedUser('team')
+			const subscription = standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), processorStatus)
+			expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
+			const page = await accountPage(userId)
+			expect(page, processorStatus).toContain('<dt>Plan</dt><dd>Team</dd>')
+			expect(page, processorStatus).toContain(says)
+			expect(page, processorStatus).not.toContain(never)
+		}
+	})
+})
+
 describe('the pricing page without processor keys', () => {
 	test('a plan button answers 503 with reassurance and somewhere to turn, not jargon', async () => {
 		const { STRIPE_SECRET_KEY: _s, STRIPE_WEBHOOK_SECRET: _w, ...env } = standIns.env

@@ -19,6 +19,11 @@ export type BillingOverview = {
 	trialEligible: boolean
 	/** When a live subscription set to end ends, or when an ended one ended (ISO); null when it renews or is not known. */
 	endsAt: string | null
+	/**
+	 * Paused by the processor: its trial ended without a payment method. The status says past_due (the
+	 * contract's mapping), but no payment failed: the page says what to do instead.
+	 */
+	paused: boolean
 	/** How the subscription is billed (the pricing page marks the plan in that period only); null without one. */
 	interval: Interval | null
 	/** What the subscription bills each period, when the processor said it is one fixed amount; null otherwise. */
@@ -68,6 +73,7 @@ export async function billingOverview(clerkId: string): Promise<BillingOverview>
 				state: subscriptionState(null, null),
 				trialEligible: true,
 				endsAt: null,
+				paused: false,
 				interval: null,
 				price: null,
 				unavailable: false,
@@ -83,6 +89,7 @@ export async function billingOverview(clerkId: string): Promise<BillingOverview>
 			state,
 			trialEligible: trialEligible(user.trialUsed, Boolean(subscription)),
 			endsAt: endsAtOf(user, state.has_subscription),
+			paused: user.processorStatus === 'paused',
 			interval,
 			// Stored from the processor's subscription (decision 0025); none stored, none shown.
 			price:
@@ -94,6 +101,6 @@ export async function billingOverview(clerkId: string): Promise<BillingOverview>
 	} catch (error) {
 		console.error(`billing: status for ${clerkId} fell back to free/none: ${(error as Error).message}`)
 		// The pages say so rather than show a paying customer "Free" and offer them a subscription.
-		return { state: FALLBACK_STATE, trialEligible: false, endsAt: null, interval: null, price: null, unavailable: true }
+		return { state: FALLBACK_STATE, trialEligible: false, endsAt: null, paused: false, interval: null, price: null, unavailable: true }
 	}
 }
