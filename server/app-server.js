@@ -3,7 +3,7 @@ import http from 'node:http'
 import { createRequestHandler } from '@remix-run/node'
 import { createApiDispatch } from './api-dispatch.js'
 import { createPageCache } from './page-cache.js'
-import { ClientGoneError, MalformedRequestError, readDeclaredBody, sendFetchResponse, toFetchRequest } from './node-fetch-bridge.js'
+import { ClientGoneError, hostProblem, MalformedRequestError, readDeclaredBody, sendFetchResponse, toFetchRequest } from './node-fetch-bridge.js'
 import { createRequestLog } from './request-log.js'
 import { normalizeTarget, resolvedPath, routedPath, withoutRemixInstructions } from './request-target.js'
 
@@ -187,14 +187,14 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			const build = await getBuild()
 			if (build !== remixBuild) adopt(build)
 			const entry = build.entry.module
-			// RFC 9112 §3.2: an HTTP/1.1 request without Host is answered 400.
-			if (req.headers.host === undefined && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) {
-				throw new MalformedRequestError('no Host header')
-			}
 			if (pathname === '/api/health' && (req.method === 'GET' || req.method === 'HEAD')) {
 				sendHealth(res, entry)
 				return
 			}
+			// After the health probe, which answers whatever the Host says (a probe is not refused), and
+			// before the page cache, which answers without building a Request.
+			const badHost = hostProblem(req)
+			if (badHost) throw new MalformedRequestError(badHost)
 			// Remix matches the resolved, decoded path: `/%61pi/nope` and `/x/../api/nope` reach the API's
 			// routes, so they are API paths too.
 			const isApi =

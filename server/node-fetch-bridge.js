@@ -57,6 +57,23 @@ export class ClientGoneError extends Error {}
 const PLAIN_HOST = /^[A-Za-z0-9.:[\]_-]+$/
 
 /**
+ * RFC 9112 §3.2: a request without Host in HTTP/1.1, or with more than one, is answered 400. Two,
+ * joined, would also be one value no URL can hold, which the identity provider's SDK throws on.
+ *
+ * @param {import('node:http').IncomingMessage} req
+ */
+export function hostProblem(req) {
+	if (req.headers.host === undefined) return req.httpVersionMajor === 1 && req.httpVersionMinor >= 1 ? 'no Host header' : null
+	const raw = req.rawHeaders
+	let hosts = 0
+	for (let i = 0; i < raw.length; i += 2) {
+		const name = /** @type {string} */ (raw[i])
+		if (name.length === 4 && name.toLowerCase() === 'host' && ++hosts > 1) return 'more than one Host header'
+	}
+	return null
+}
+
+/**
  * @param {import('node:http').IncomingMessage} req
  * @param {AbortSignal | undefined} signal
  * @param {{ bytes: Buffer, classes: ReadyBodies }} [readBody] the body when already read
@@ -90,15 +107,7 @@ export function toFetchRequest(req, signal, readBody) {
 	// Into the Request's own headers: headers passed in its init are copied into them, a second pass.
 	const headers = request.headers
 	const raw = req.rawHeaders
-	let hosts = 0
-	for (let i = 0; i < raw.length; i += 2) {
-		const name = /** @type {string} */ (raw[i])
-		if (name.length === 4 && name.toLowerCase() === 'host') hosts++
-		headers.append(name, /** @type {string} */ (raw[i + 1]))
-	}
-	// RFC 9112 §3.2: a request with more than one Host is answered 400. Joined, the two would also be
-	// one value no URL can hold, which the identity provider's SDK throws on.
-	if (hosts > 1) throw new MalformedRequestError('more than one Host header')
+	for (let i = 0; i < raw.length; i += 2) headers.append(/** @type {string} */ (raw[i]), /** @type {string} */ (raw[i + 1]))
 	dropUnreadableForwarding(req, headers)
 	return request
 }
@@ -111,8 +120,8 @@ const FORWARDING = /** @type {const} */ (['x-forwarded-host', 'x-forwarded-proto
 const PROTOCOL = /^https?$/i
 const PORT = /^\d{1,5}$/
 
-/** The first of a comma-separated list, as the SDK reads it. */
-const firstOf = (value) => value.split(',')[0].trim()
+/** The first of a comma-separated list, exactly as the SDK reads it (untrimmed: `https ,http` is `https `). */
+const firstOf = (value) => value.split(',')[0]
 
 function readableForwarding(name, value) {
 	const first = firstOf(value)

@@ -2,7 +2,7 @@ import http from 'node:http'
 import net from 'node:net'
 import { afterEach, expect, test } from 'vitest'
 import { within } from '#tests/support/deadline.ts'
-import { ClientGoneError, readDeclaredBody } from './node-fetch-bridge.js'
+import { ClientGoneError, hostProblem, readDeclaredBody, toFetchRequest } from './node-fetch-bridge.js'
 
 let server: http.Server | undefined
 afterEach(async () => {
@@ -49,4 +49,54 @@ test('a whole body sent in pieces is one buffer', async () => {
 	} finally {
 		socket.destroy()
 	}
+})
+
+/** The Request a server hands the routes for a request with these raw headers. */
+async function requestWith(rawHeaders: string[]) {
+	let built: Request | undefined
+	let problem: string | null = null
+	server = http.createServer((req, res) => {
+		problem = hostProblem(req)
+		if (!problem) built = toFetchRequest(req, undefined)
+		res.end()
+	})
+	await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+	const { port } = server.address() as { port: number }
+	await new Promise<void>((resolve, reject) => {
+		const request = http.request({ host: '127.0.0.1', port, path: '/pricing', headers: rawHeaders })
+		request.on('response', (response) => (response.resume(), response.on('end', resolve)))
+		request.on('error', reject)
+		request.end()
+	})
+	return { built, problem }
+}
+
+test('forwarded-origin headers a URL can hold reach the routes as sent; others are dropped', async () => {
+	const kept = await requestWith([
+		'Host',
+		'x',
+		'X-Forwarded-Host',
+		'callsheet.example',
+		'X-Forwarded-Proto',
+		'https',
+		'X-Forwarded-Port',
+		'443',
+	])
+	expect(kept.built?.headers.get('x-forwarded-host')).toBe('callsheet.example')
+	expect(kept.built?.headers.get('x-forwarded-proto')).toBe('https')
+	expect(kept.built?.headers.get('x-forwarded-port')).toBe('443')
+	await new Promise((resolve) => server!.close(resolve))
+	server = undefined
+	const dropped = await requestWith(['Host', 'x', 'X-Forwarded-Host', 'a b', 'X-Forwarded-Proto', 'https ,http', 'X-Forwarded-Port', 'x'])
+	expect(dropped.built?.headers.get('x-forwarded-host')).toBeNull()
+	expect(dropped.built?.headers.get('x-forwarded-proto')).toBeNull()
+	expect(dropped.built?.headers.get('x-forwarded-port')).toBeNull()
+	expect(dropped.built?.headers.get('host')).toBe('x')
+})
+
+test('two Host headers are a problem; one is not', async () => {
+	expect((await requestWith(['Host', 'one.example', 'Host', 'two.example'])).problem).toBe('more than one Host header')
+	await new Promise((resolve) => server!.close(resolve))
+	server = undefined
+	expect((await requestWith(['Host', 'one.example'])).problem).toBeNull()
 })

@@ -12,13 +12,16 @@ const optional = z
 	.transform((value) => (value === '' ? undefined : value))
 	.optional()
 
-// A URL of one of `schemes` naming a host: `smtp://` alone parses, and every message then went to
-// 127.0.0.1:587. A port that is not a number does not parse: the message says what is expected.
-const urlWithScheme = (schemes: string[], example: string) =>
+// A URL of one of `schemes`. `named`: it must name a host (SMTP: `smtp://` alone parses, and every
+// message then went to 127.0.0.1:587; a Redis client takes a URL without one as localhost). A port
+// that is not a number does not parse: the message says what is expected.
+const urlWithScheme = (schemes: string[], example: string, { named = false } = {}) =>
 	optional.refine(
-		(value) => value === undefined || (URL.canParse(value) && schemes.includes(new URL(value).protocol) && new URL(value).hostname !== ''),
+		(value) =>
+			value === undefined ||
+			(URL.canParse(value) && schemes.includes(new URL(value).protocol) && (!named || new URL(value).hostname !== '')),
 		{
-			message: `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')}, with a host and a numeric port if any (e.g. ${example})`,
+			message: `must be a URL starting with ${schemes.map((s) => `${s}//`).join(' or ')}, ${named ? 'with a host and ' : 'with '}a numeric port if any (e.g. ${example})`,
 		},
 	)
 
@@ -64,7 +67,7 @@ const schema = z.object({
 	STRIPE_SECRET_KEY: optional,
 	STRIPE_WEBHOOK_SECRET: optional,
 	STRIPE_API_URL: urlWithScheme(['http:', 'https:'], 'http://127.0.0.1:12111'),
-	SMTP_URL: urlWithScheme(['smtp:', 'smtps:'], 'smtp://user:pass@mail.example.com:587'),
+	SMTP_URL: urlWithScheme(['smtp:', 'smtps:'], 'smtp://user:pass@mail.example.com:587', { named: true }),
 	// How many messages may be handed to the mail server at once (docs/decisions/0022): lower it for a
 	// relay that caps concurrent connections.
 	SMTP_MAX_CONNECTIONS: optional

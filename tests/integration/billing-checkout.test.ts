@@ -376,6 +376,44 @@ describe('a refusal while subscribed is confirmed with the processor: the stored
 	})
 })
 
+describe('a subscriber whose customer was deleted in the Dashboard (Stripe cancels its subscriptions, which stay readable)', () => {
+	test('the portal finds no customer and forgets it for good; the plan shows as ended; checkout opens on a new customer', async () => {
+		expectServerLog(/^billing: customer cus_\w+ of user \S+ is unknown to the processor /)
+		const { userId, customer } = await subscribedUser('team')
+		standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'canceled')
+		standIns.stripe.store.objects.delete(customer)
+		for (let attempt = 0; attempt < 2; attempt++) {
+			const portal = await postJson(`${app.url}/api/billing/portal`, {}, auth(userId))
+			expect(portal.status).toBe(404)
+			expect(await portal.json()).toMatchObject({ code: 'no-customer' })
+			// Not brought back by storing the cancelled subscription's reading (it names that customer).
+			expect(await status(userId)).toMatchObject({ plan: 'free', status: 'canceled', has_subscription: false, processor_customer_id: null })
+		}
+		const again = await checkout(userId, { plan: 'team' })
+		expect(again.status).toBe(200)
+		expect((await status(userId)).processor_customer_id).not.toBe(customer)
+	})
+})
+
+describe("a row holding another product's subscription, stored before those were told apart (decision 0029)", () => {
+	test("checkout reads the customer's subscriptions to our plans: with none live it opens, and the plan shown is ours", async () => {
+		const { userId, customer } = await subscribedUser('team')
+		const ours = subscriptionIdFor(customer)
+		standIns.stripe.setSubscriptionStatus(ours, 'canceled') // its event lost
+		const other = standIns.stripe.createSubscription({ customer, plan: 'lighting', status: 'active' })
+		await stored((prisma) =>
+			prisma.subscription.updateMany({
+				where: { stripeSubscriptionId: ours },
+				data: { stripeSubscriptionId: String(other.id), plan: 'free', processorStatus: 'active' },
+			}),
+		)
+		expect(await status(userId)).toMatchObject({ plan: 'free', status: 'active', has_subscription: true })
+		const again = await checkout(userId, { plan: 'solo' })
+		expect(again.status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: 'free', status: 'canceled', has_subscription: false })
+	})
+})
+
 describe('POST /api/billing/portal', () => {
 	test('404 no-customer before any checkout; afterwards a portal URL that returns to the account page', async () => {
 		const userId = newClerkUserId()

@@ -287,6 +287,22 @@ describe('the account page shows when a subscription ends, where that comes befo
 		expect(page).not.toContain('Cancel your subscription in Manage billing first.')
 	})
 
+	test('resumed, and stored by an instance of the version before endsAt (a rolling deploy): the old date is not shown', async () => {
+		const { userId, customer } = await subscribedUser('solo')
+		const subscription = standIns.stripe.store.get(subscriptionIdFor(customer), 'subscription')!
+		subscription.cancel_at = Math.floor(Date.now() / 1000) + 3 * 86_400
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
+		expect(await accountPage(userId)).toContain('<dt>Ends on</dt>')
+		// What that instance writes on the resume: the flag, and endsAt left as it was (its client has no such column).
+		await stored((prisma) =>
+			prisma.subscription.updateMany({ where: { stripeSubscriptionId: String(subscription.id) }, data: { cancelAtPeriodEnd: false } }),
+		)
+		const page = await accountPage(userId)
+		expect(page).toContain('<dt>Trial ends</dt>')
+		expect(page).not.toContain('<dt>Ends on</dt>')
+		expect(page).toContain('Cancel your subscription in Manage billing first.')
+	})
+
 	test('cancelled at once: "Ended" on the day it ended, not on its period\'s end weeks ahead', async () => {
 		const { userId, customer } = await subscribedUser('solo')
 		const canceled = standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'canceled')

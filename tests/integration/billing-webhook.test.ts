@@ -1,3 +1,4 @@
+import zlib from 'node:zlib'
 import { describe, expect, test } from 'vitest'
 import type { StripeObject } from '../mocks/stripe.ts'
 import { startApp } from '../support/app-server.ts'
@@ -253,6 +254,17 @@ describe('POST /api/billing/webhook', () => {
 		const forged = await deliver('text/plain', 't=1,v1=forged')
 		expect(forged.status).toBe(400)
 		expect(await forged.json()).toMatchObject({ code: 'bad-signature' })
+		// Compressed (the processor never sends that): judged after the signature as well, so a forged one
+		// is bad-signature; the signature covers the bytes as sent, which cannot be read here.
+		for (const header of ['t=1,v1=forged', signed.header]) {
+			const compressed = await fetch(`${app.url}/api/billing/webhook`, {
+				method: 'POST',
+				headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'Stripe-Signature': header },
+				body: new Uint8Array(zlib.gzipSync(signed.payload)),
+			})
+			expect(compressed.status).toBe(400)
+			expect(await compressed.json()).toMatchObject({ code: 'bad-signature' })
+		}
 		expect(await stored((prisma) => prisma.webhookEvent.count({ where: { id: event.id as string } }))).toBe(0)
 		expect(await status(userId)).toMatchObject({ status: 'trialing' })
 		// Sent as the processor sends it, the same delivery takes effect.

@@ -558,8 +558,8 @@ describe('the /contact page', () => {
 			['an escaped byte that is not UTF-8', form('Escaped byte', 'Jos%E9'), { 'Content-Type': 'application/x-www-form-urlencoded' }, 400],
 			['a broken escape', form('Broken escape', 'Jo%zz'), { 'Content-Type': 'application/x-www-form-urlencoded' }, 400],
 			[
-				'a raw byte that is not UTF-8',
-				Buffer.concat([Buffer.from(form('Raw byte', 'Jos')), Buffer.from([0xe9])]),
+				'a raw byte that is not UTF-8, in the name',
+				Buffer.concat([Buffer.from('name=Jos'), Buffer.from([0xe9]), Buffer.from(`&${form('Raw byte').replace(/^name=[^&]*&/, '')}`)]),
 				{ 'Content-Type': 'application/x-www-form-urlencoded' },
 				400,
 			],

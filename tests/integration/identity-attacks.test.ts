@@ -375,7 +375,8 @@ describe('headers any client can send about the origin it reached (X-Forwarded-*
 		{ 'X-Forwarded-Host': 'a b' },
 		{ 'X-Forwarded-Host': '[::1' },
 		{ 'X-Forwarded-Proto': 'ht tp' },
-		{ 'X-Forwarded-Proto': 'https', 'X-Forwarded-Port': 'x' },
+		// The SDK takes the first value as it is, space included: `https ` is no protocol.
+		{ 'X-Forwarded-Proto': 'https ,http' },
 	] as Array<Record<string, string>>)('%o is set aside: pages render, a signed-in user is signed in', async (forwarded) => {
 		const userId = newClerkUserId()
 		for (const path of ['/pricing', '/contact']) {
@@ -393,24 +394,10 @@ describe('headers any client can send about the origin it reached (X-Forwarded-*
 		expect(await status.json()).toMatchObject({ plan: 'free', has_subscription: false })
 	})
 
-	test('a well-formed forwarded origin is kept (a proxy ending TLS): a signed-in user is signed in', async () => {
-		const userId = newClerkUserId()
-		const headers = { 'X-Forwarded-Host': 'callsheet.example', 'X-Forwarded-Proto': 'https', ...sessionHeaders(standIns.clerk, userId) }
-		expect((await fetch(`${app.url}/api/billing/status`, { headers })).status).toBe(200)
-	})
-
-	test('two Host headers are one request too many (RFC 9112 §3.2): 400 JSON, for a page as for the API', async () => {
-		for (const path of ['/pricing', '/api/billing/status']) {
-			const status = await new Promise<{ code: number; body: string }>((resolve, reject) => {
-				const request = http.request({
-					host: '127.0.0.1',
-					port: app.port,
-					path,
-					headers: [
-						['Host', 'one.example'],
-						['Host', 'two.example'],
-					].flat(),
-				})
+	test('two Host headers are one request too many (RFC 9112 §3.2): 400 JSON, for a page as for the API, a cached page too', async () => {
+		const get = (path: string, hosts: string[]) =>
+			new Promise<{ code: number; body: string }>((resolve, reject) => {
+				const request = http.request({ host: '127.0.0.1', port: app.port, path, headers: hosts.flatMap((host) => ['Host', host]) })
 				request.on('response', (response) => {
 					let body = ''
 					response.setEncoding('utf8')
@@ -420,8 +407,13 @@ describe('headers any client can send about the origin it reached (X-Forwarded-*
 				request.on('error', reject)
 				request.end()
 			})
-			expect(status.code, path).toBe(400)
-			expect(JSON.parse(status.body), path).toMatchObject({ code: 'bad-body' })
+		// A visitor without cookies gets /pricing from the page cache (0016), which builds no Request: the
+		// same request with one Host puts the page there first (the cache is keyed by the first Host).
+		expect((await get('/pricing', ['one.example'])).code).toBe(200)
+		for (const path of ['/pricing', '/api/billing/status']) {
+			const answer = await get(path, ['one.example', 'two.example'])
+			expect(answer.code, path).toBe(400)
+			expect(JSON.parse(answer.body), path).toMatchObject({ code: 'bad-body' })
 		}
 	})
 })

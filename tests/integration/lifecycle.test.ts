@@ -177,7 +177,7 @@ describe('npm run dev, as developers run it', () => {
 describe('npm run db:migrate, as operators run it', () => {
 	// It took a DATABASE_URL that is not a URL for "the embedded database", migrated ./data/pglite and
 	// exited 0, where start-up stops: an operator's deploy step reported success on the wrong database.
-	test('a DATABASE_URL that is not a URL stops it with the line start-up gives, and nothing is opened', () => {
+	test('a DATABASE_URL that is not a URL stops it with the line start-up gives, before any migration', () => {
 		const run = spawnSync('npm', ['run', '--silent', 'db:migrate'], {
 			cwd: projectRoot,
 			env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', DATABASE_URL: 'not a url', CHECKPOINT_DISABLE: '1' },

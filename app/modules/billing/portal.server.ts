@@ -82,11 +82,13 @@ export async function openBillingPortal(user: AppUser): Promise<PortalResult> {
 		// A customer the processor does not know has no billing to manage: the next checkout makes one.
 		if (isUnknownCustomer(error)) {
 			noteUnknownCustomer(user, user.stripeCustomerId, 'forgotten, so the next checkout makes a new one')
-			await forgetCustomer(user, user.stripeCustomerId)
-			// Its subscriptions went with it: the stored one would keep showing a plan and refusing checkout.
+			// Its subscriptions ended with it (cancelled, or gone with a reset sandbox): the stored one would
+			// keep showing a plan and refusing checkout. Confirmed first: storing the reading fills an empty
+			// customer id, which would bring back the one forgotten here.
 			await confirmStoredSubscription(processor, user.id).catch((failure: unknown) =>
 				console.warn(`billing: could not confirm the stored subscription of user ${user.id}: ${(failure as Error).message}`),
 			)
+			await forgetCustomer(user, user.stripeCustomerId)
 			return { status: 'error', code: 'no-customer' }
 		}
 		console.error(`billing: portal for user ${user.id} failed: ${(error as Error).message}`)

@@ -55,11 +55,14 @@ const OVERVIEW_BY_CLERK_ID = {
 }
 
 /**
- * A row set to end by an instance of the version before endsAt (during a rolling deploy) says only
- * that it ends with the period, the one way that version knew.
+ * When the subscription ends or ended. A live one ends only while it is set to end: the flag decides,
+ * and endsAt (or, without it, the period's end) says when. During a rolling deploy an instance of the
+ * version before endsAt updates the flag without it: a stale endsAt beside a cleared flag (the user
+ * resumed) must not say "Ends on", and a row it set to end has only the period's end, the one way
+ * that version knew.
  */
 function endsAtOf(row: OverviewRow, live: boolean) {
-	const endsAt = row.endsAt ?? (live && row.cancelAtPeriodEnd ? row.currentPeriodEnd : null)
+	const endsAt = live ? (row.cancelAtPeriodEnd ? (row.endsAt ?? row.currentPeriodEnd) : null) : row.endsAt
 	return endsAt ? endsAt.toISOString() : null
 }
 

@@ -1,5 +1,7 @@
 import type Stripe from 'stripe'
 import { db } from '#app/utils/db.server.ts'
+import { customerSnapshot, subscriptionToShow } from './customer-subscriptions.server.ts'
+import { isOurs } from './processor-subscription.server.ts'
 import { storeSubscription } from './subscription-store.server.ts'
 import { isLiveProcessorStatus } from './subscription-state.ts'
 
@@ -34,6 +36,19 @@ export async function confirmStoredSubscription(processor: Stripe, userId: strin
 		)
 		return false
 	}
-	await storeSubscription(fresh, { observedAt, hintUserId: userId })
-	return isLiveProcessorStatus(fresh.status)
+	if (isOurs(fresh)) {
+		await storeSubscription(fresh, { observedAt, hintUserId: userId })
+		return isLiveProcessorStatus(fresh.status)
+	}
+	// Another product's subscription, stored before such were told apart (0029): what counts is the
+	// customer's subscriptions to our plans, read as the webhook reads them. None: the row goes.
+	const ours = await customerSnapshot(processor, fresh)
+	if (ours === null) return isLiveProcessorStatus(stored.processorStatus)
+	if (ours.length === 0) {
+		await db().subscription.deleteMany({ where: { userId, stripeSubscriptionId: id } })
+		return false
+	}
+	const shown = subscriptionToShow(ours)
+	await storeSubscription(shown, { observedAt, hintUserId: userId, wholeCustomer: true })
+	return isLiveProcessorStatus(shown.status)
 }
