@@ -3,7 +3,14 @@ import http from 'node:http'
 import { createRequestHandler } from '@remix-run/node'
 import { createApiDispatch } from './api-dispatch.js'
 import { createPageCache } from './page-cache.js'
-import { ClientGoneError, hostProblem, MalformedRequestError, readDeclaredBody, sendFetchResponse, toFetchRequest } from './node-fetch-bridge.js'
+import {
+	ClientGoneError,
+	hostProblem,
+	MalformedRequestError,
+	readDeclaredBody,
+	sendFetchResponse,
+	toFetchRequest,
+} from './node-fetch-bridge.js'
 import { createRequestLog } from './request-log.js'
 import { normalizeTarget, resolvedPath, routedPath, withoutRemixInstructions } from './request-target.js'
 
