@@ -47,12 +47,18 @@ server.listen(config.PORT, () => {
 	const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
 	console.log(`Callsheet (development) is serving on http://localhost:${port}`)
 })
+// Remix's Vite plugin runs a child compiler, a Vite dev server of its own outside middleware mode, whose
+// SIGTERM listener closes only that compiler and exits 143: it raced the stop below (measured: on
+// PostgreSQL it won every time, so the database was never closed). The stop below closes Vite too.
+process.removeAllListeners('SIGTERM')
 for (const signal of ['SIGTERM', 'SIGINT']) {
 	process.on(signal, async () => {
 		await shutdown(2_000)
-		await vite.close()
+		// The build whose services are open, read while Vite still can: once closed, it never answers.
 		const latest = await getBuild().catch(() => build)
+		await vite.close()
 		await latest.entry.module.stopServices()
+		console.log('stopped')
 		process.exit(0)
 	})
 }

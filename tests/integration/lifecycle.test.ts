@@ -153,6 +153,8 @@ describe('npm run dev, as developers run it', () => {
 			await until(() => dev.output().includes('is serving on'), 90_000, 'npm run dev to serve')
 			dev.npm.kill('SIGTERM')
 			expect(await within(dev.closed, 15_000, 'npm run dev to exit')).toBe(0)
+			// Its own stop ran to the end (the database closed), not another listener's exit.
+			expect(dev.output()).toMatch(/\nstopped\n$/)
 			await expect(fetch(`http://127.0.0.1:${port}/api/health`)).rejects.toThrow()
 		} finally {
 			dev.killAll()
