@@ -50,14 +50,24 @@ server.listen(config.PORT, () => {
 // Remix's Vite plugin runs a child compiler, a Vite dev server of its own outside middleware mode, whose
 // SIGTERM listener closes only that compiler and exits 143: it raced the stop below (measured: on
 // PostgreSQL it won every time, so the database was never closed). The stop below closes Vite too.
+// (A stop asked for while starting still meets that listener: start.js's wait for start-up is not
+// repeated here, in development.)
 process.removeAllListeners('SIGTERM')
+let stopping = false
 for (const signal of ['SIGTERM', 'SIGINT']) {
 	process.on(signal, async () => {
-		await shutdown(2_000)
-		// The build whose services are open, read while Vite still can: once closed, it never answers.
-		const latest = await getBuild().catch(() => build)
-		await vite.close()
-		await latest.entry.module.stopServices()
+		if (stopping) return
+		stopping = true
+		try {
+			await shutdown(2_000)
+			// The build whose services are open, read while Vite still can: once closed, it never answers.
+			const latest = await getBuild().catch(() => build)
+			await vite.close()
+			await latest.entry.module.stopServices()
+		} catch (error) {
+			console.error(`stopping: ${error instanceof Error ? error.message : String(error)}`)
+			process.exit(1)
+		}
 		console.log('stopped')
 		process.exit(0)
 	})

@@ -17,6 +17,7 @@ import {
 	subscriptionIdFor,
 } from '../support/billing-app.ts'
 import { expectServerLog } from '../support/fail-on-server-error.ts'
+import { until } from '../support/deadline.ts'
 
 // Checkout, status and the portal: the signed-in billing endpoints a user calls.
 serveBillingApp()
@@ -411,6 +412,42 @@ describe("a row holding another product's subscription, stored before those were
 		const again = await checkout(userId, { plan: 'solo' })
 		expect(again.status).toBe(200)
 		expect(await status(userId)).toMatchObject({ plan: 'free', status: 'canceled', has_subscription: false })
+	})
+
+	/** A subscriber whose stored row names another product's live subscription instead of theirs. */
+	async function rowOfAnotherProduct(plan = 'team') {
+		const { userId, customer } = await subscribedUser(plan)
+		const ours = subscriptionIdFor(customer)
+		const other = standIns.stripe.createSubscription({ customer, plan: 'lighting', status: 'active' })
+		await stored((prisma) =>
+			prisma.subscription.updateMany({
+				where: { stripeSubscriptionId: ours },
+				data: { stripeSubscriptionId: String(other.id), plan: 'free', processorStatus: 'active' },
+			}),
+		)
+		return { userId, ours }
+	}
+
+	test('ours still live: 409, nothing is opened, and the plan shown is ours again', async () => {
+		const { userId } = await rowOfAnotherProduct('studio')
+		const sessionsBefore = standIns.stripe.store.all('checkout.session').length
+		const again = await checkout(userId, { plan: 'solo' })
+		expect(again.status).toBe(409)
+		expect(await again.json()).toMatchObject({ code: 'already-subscribed' })
+		expect(standIns.stripe.store.all('checkout.session')).toHaveLength(sessionsBefore)
+		expect(await status(userId)).toMatchObject({ plan: 'studio', status: 'trialing', has_subscription: true })
+	})
+
+	test('none of ours at the processor: the row is dropped, said in the log, and checkout opens', async () => {
+		expectServerLog(
+			/^billing: subscription sub_\w+ of user \S+ is another product's, and the customer has none of ours; its stored state is dropped$/,
+		)
+		const { userId, ours } = await rowOfAnotherProduct()
+		standIns.stripe.store.objects.delete(ours)
+		const again = await checkout(userId, { plan: 'solo' })
+		expect(again.status).toBe(200)
+		expect(await status(userId)).toMatchObject({ plan: 'free', status: 'none', has_subscription: false })
+		await until(() => /is another product's, and the customer has none of ours/.test(app.output()), 5_000, 'the log line')
 	})
 })
 

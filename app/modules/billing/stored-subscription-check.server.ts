@@ -46,6 +46,9 @@ export async function confirmStoredSubscription(processor: Stripe, userId: strin
 	if (ours === null) return isLiveProcessorStatus(stored.processorStatus)
 	if (ours.length === 0) {
 		await db().subscription.deleteMany({ where: { userId, stripeSubscriptionId: id } })
+		console.warn(
+			`billing: subscription ${id} of user ${userId} is another product's, and the customer has none of ours; its stored state is dropped`,
+		)
 		return false
 	}
 	const shown = subscriptionToShow(ours)
