@@ -55,6 +55,8 @@ test('a whole body sent in pieces is one buffer', async () => {
 async function requestWith(rawHeaders: string[]) {
 	let built: Request | undefined
 	let problem: string | null = null
+	// One server per request; afterEach closes the last.
+	await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)))
 	server = http.createServer((req, res) => {
 		problem = hostProblem(req)
 		if (!problem) built = toFetchRequest(req, undefined)
@@ -85,8 +87,6 @@ test('forwarded-origin headers a URL can hold reach the routes as sent; others a
 	expect(kept.built?.headers.get('x-forwarded-host')).toBe('callsheet.example')
 	expect(kept.built?.headers.get('x-forwarded-proto')).toBe('https')
 	expect(kept.built?.headers.get('x-forwarded-port')).toBe('443')
-	await new Promise((resolve) => server!.close(resolve))
-	server = undefined
 	const dropped = await requestWith(['Host', 'x', 'X-Forwarded-Host', 'a b', 'X-Forwarded-Proto', 'https ,http', 'X-Forwarded-Port', 'x'])
 	expect(dropped.built?.headers.get('x-forwarded-host')).toBeNull()
 	expect(dropped.built?.headers.get('x-forwarded-proto')).toBeNull()
@@ -96,7 +96,5 @@ test('forwarded-origin headers a URL can hold reach the routes as sent; others a
 
 test('two Host headers are a problem; one is not', async () => {
 	expect((await requestWith(['Host', 'one.example', 'Host', 'two.example'])).problem).toBe('more than one Host header')
-	await new Promise((resolve) => server!.close(resolve))
-	server = undefined
 	expect((await requestWith(['Host', 'one.example'])).problem).toBeNull()
 })

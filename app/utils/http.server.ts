@@ -165,8 +165,8 @@ export function utf8Text(bytes: Buffer): string | null {
 }
 
 const MEDIA_TYPES = {
-	json: { pattern: /^application\/json\s*(;|$)/i, name: 'application/json' },
-	form: { pattern: /^application\/x-www-form-urlencoded\s*(;|$)/i, name: 'application/x-www-form-urlencoded' },
+	json: /^application\/json\s*(;|$)/i,
+	form: /^application\/x-www-form-urlencoded\s*(;|$)/i,
 } as const
 
 /**
@@ -175,7 +175,7 @@ const MEDIA_TYPES = {
  */
 export function notDeclared(request: Request, kind: keyof typeof MEDIA_TYPES): 'type' | 'charset' | null {
 	const contentType = request.headers.get('Content-Type') ?? ''
-	if (!MEDIA_TYPES[kind].pattern.test(contentType)) return 'type'
+	if (!MEDIA_TYPES[kind].test(contentType)) return 'type'
 	const charset = DECLARED_CHARSET.exec(contentType)?.[1]?.toLowerCase()
 	return charset === undefined || UTF8_CHARSETS.has(charset) ? null : 'charset'
 }

@@ -15,15 +15,11 @@ export type PendingRequest = { requestId: string; submittedAt: Date }
 /** A pending request as filing reads it: with the hash of the email typed back when it was filed. */
 type PendingFiling = PendingRequest & { confirmedEmailHash: string | null }
 
-/** The comparison rule for the typed-back email (comparableEmail: any case, either spelling of an
- * internationalised domain), used by both checks below. */
-const normalizedEmail = comparableEmail
-
 /**
  * What a pending request keeps of the email that proved intent (decision 0014): enough to recognise
  * the same email typed again, without keeping the address after the account is gone.
  */
-const confirmedEmailHash = (userId: string, email: string) => crypto.hash('sha256', `${userId}\n${normalizedEmail(email)}`, 'hex')
+const confirmedEmailHash = (userId: string, email: string) => crypto.hash('sha256', `${userId}\n${comparableEmail(email)}`, 'hex')
 
 export type DeletionResult =
 	| ({ status: 'ok' } & PendingRequest)
@@ -159,7 +155,7 @@ export async function fileDeletionRequest(
 	if (lookup.status === 'unavailable') return (await limit.refund(), { status: 'error', code: 'identity-provider-unavailable' })
 	// The session is valid but the provider no longer knows the account: treat it as signed out.
 	if (lookup.status === 'unknown-user') return { status: 'error', code: 'unauthorized' }
-	if (!lookup.email || normalizedEmail(lookup.email) !== normalizedEmail(input.confirmEmail)) {
+	if (!lookup.email || comparableEmail(lookup.email) !== comparableEmail(input.confirmEmail)) {
 		return { status: 'error', code: 'email-mismatch' }
 	}
 	try {

@@ -42,7 +42,7 @@ export async function startCheckout(account: UserWithPendingDeletion, { plan, in
 
 	// Read with the user row (users.server.ts). Plan changes go through the customer portal, never
 	// through a second subscription. A refusal is confirmed with the processor first: the stored state
-	// can outlive the subscription (decision 0029). The 409 path only; a checkout makes no extra call.
+	// can outlive the subscription (decision 0029). Only for a user stored as subscribed: no other checkout makes the call.
 	const current = user.subscriptionStatus
 	if (current !== null && isLiveProcessorStatus(current) && (await stillSubscribed(processor, user.id))) {
 		return { status: 'error', code: 'already-subscribed' }

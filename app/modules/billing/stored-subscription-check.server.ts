@@ -5,6 +5,13 @@ import { isOurs } from './processor-subscription.server.ts'
 import { storeSubscription } from './subscription-store.server.ts'
 import { isLiveProcessorStatus } from './subscription-state.ts'
 
+/** Drops the user's stored row of this subscription (its row only: the trial stays used); not subscribed. */
+async function dropStored(userId: string, id: string, why: string) {
+	await db().subscription.deleteMany({ where: { userId, stripeSubscriptionId: id } })
+	console.warn(`billing: subscription ${id} of user ${userId} ${why}; its stored state is dropped`)
+	return false
+}
+
 /**
  * Whether the subscription stored for the user is still live at the processor, asked before an answer
  * that would hold the user to it (checkout's 409, the portal finding no customer). The stored state
@@ -30,11 +37,7 @@ export async function confirmStoredSubscription(processor: Stripe, userId: strin
 			console.warn(`billing: could not confirm subscription ${id} of user ${userId}; its stored state stands: ${(error as Error).message}`)
 			return isLiveProcessorStatus(stored.processorStatus)
 		}
-		await db().subscription.deleteMany({ where: { userId, stripeSubscriptionId: id } })
-		console.warn(
-			`billing: subscription ${id} of user ${userId} is unknown to the processor (deleted, or of the other mode's key); its stored state is dropped`,
-		)
-		return false
+		return dropStored(userId, id, "is unknown to the processor (deleted, or of the other mode's key)")
 	}
 	if (isOurs(fresh)) {
 		await storeSubscription(fresh, { observedAt, hintUserId: userId })
@@ -45,11 +48,7 @@ export async function confirmStoredSubscription(processor: Stripe, userId: strin
 	const ours = await customerSnapshot(processor, fresh)
 	if (ours === null) return isLiveProcessorStatus(stored.processorStatus)
 	if (ours.length === 0) {
-		await db().subscription.deleteMany({ where: { userId, stripeSubscriptionId: id } })
-		console.warn(
-			`billing: subscription ${id} of user ${userId} is another product's, and the customer has none of ours; its stored state is dropped`,
-		)
-		return false
+		return dropStored(userId, id, "is another product's, and the customer has none of ours")
 	}
 	const shown = subscriptionToShow(ours)
 	await storeSubscription(shown, { observedAt, hintUserId: userId, wholeCustomer: true })
