@@ -12,7 +12,16 @@ process.env.NODE_ENV ??= 'development'
 if (fs.existsSync('.env')) process.loadEnvFile('.env')
 
 const { createServer } = await import('vite')
-const vite = await createServer({ server: { middlewareMode: true }, appType: 'custom' })
+const vite = await createServer({
+	server: {
+		middlewareMode: true,
+		// Vite serves any file under the project root that its deny list does not name. Its defaults are
+		// kept, and ./data is added: the embedded database and the outbox's contact messages are there.
+		// (Patterns with a slash match the absolute path.)
+		fs: { deny: ['.env', '.env.*', '*.{crt,pem}', '**/.git/**', `${projectRoot}/data/**`, '.npmrc'] },
+	},
+	appType: 'custom',
+})
 const getBuild = () => vite.ssrLoadModule('virtual:remix/server-build')
 
 const build = await getBuild()
@@ -43,9 +52,12 @@ server.on('error', async (error) => {
 	process.exit(1)
 })
 
-server.listen(config.PORT, () => {
+// This machine only, as Vite's own dev server: development serves the project's source and sends its
+// errors' stacks to the browser, which no one else on the network should read. (npm start listens on
+// every address, as a deployment must.)
+server.listen(config.PORT, '127.0.0.1', () => {
 	const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
-	console.log(`Callsheet (development) is serving on http://localhost:${port}`)
+	console.log(`Callsheet (development) is serving on http://localhost:${port} (this machine only)`)
 })
 // Remix's Vite plugin runs a child compiler, a Vite dev server of its own outside middleware mode, whose
 // SIGTERM listener closes only that compiler and exits 143: it raced the stop below (measured: on

@@ -15,9 +15,15 @@ export const OUTBOX_DIR = path.resolve('data', 'outbox')
 
 let pool: SMTPPool | undefined
 
+/** A relay on this machine: nothing between us and it reads the password. */
+function isLoopback(hostname: string) {
+	return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname)
+}
+
 function smtpPool(smtpUrl: string, maxConnections: number): SMTPPool {
 	const url = new URL(smtpUrl)
 	const secure = url.protocol === 'smtps:'
+	const auth = url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined
 	return new SMTPPool({
 		// Kept-open connections: a new SMTP handshake per message capped contact at ~170/s. Each carries
 		// one message at a time and a visitor waits for it, so this many contact requests can be in
@@ -31,7 +37,11 @@ function smtpPool(smtpUrl: string, maxConnections: number): SMTPPool {
 		host: url.hostname,
 		port: Number(url.port || (secure ? 465 : 587)),
 		secure,
-		auth: url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined,
+		// smtp:// upgrades with STARTTLS only when the server offers it, so a server that does not (or
+		// anyone between who strips the offer) would read the password in clear. With credentials to a
+		// relay off this machine, no TLS means no login and no message: the visitor gets a 500.
+		requireTLS: Boolean(auth) && !secure && !isLoopback(url.hostname),
+		auth,
 		...TIMEOUTS,
 	})
 }
@@ -43,7 +53,8 @@ function smtpPool(smtpUrl: string, maxConnections: number): SMTPPool {
 async function writeFileDurably(file: string, data: Buffer) {
 	// A hidden temporary name of its own, so that nothing lists or opens a file still being written.
 	const temporary = path.join(path.dirname(file), `.${path.basename(file)}.${crypto.randomUUID()}.tmp`)
-	const handle = await fs.open(temporary, 'w')
+	// The owner's alone: a visitor's name, address and message are nobody else's on this machine.
+	const handle = await fs.open(temporary, 'w', 0o600)
 	try {
 		try {
 			await handle.writeFile(data)
@@ -129,6 +140,7 @@ export async function sendMail(content: MailContent): Promise<SendResult> {
 		return { delivered: 'smtp', messageId: info.messageId }
 	}
 	await fs.mkdir(OUTBOX_DIR, { recursive: true })
+	await fs.chmod(OUTBOX_DIR, 0o700) // also a folder made before the files were kept private
 	// Each accepted message is a file of its own, as each is a delivery through SMTP (contract: "each
 	// message is written … nothing is lost"); a retried one keeps its Message-ID inside (0019). Named by
 	// time, so the folder lists in the order they came, then by a random part, so none replaces another.

@@ -1,4 +1,5 @@
 import zlib from 'node:zlib'
+import Stripe from 'stripe'
 import { describe, expect, test } from 'vitest'
 import type { StripeObject } from '../mocks/stripe.ts'
 import { startApp } from '../support/app-server.ts'
@@ -200,6 +201,38 @@ describe('POST /api/billing/webhook', () => {
 			current_period_end: periodEndOf(subscription),
 			processor_customer_id: session.customer,
 			has_subscription: true,
+		})
+	})
+
+	test("a checkout opened elsewhere on our price, naming a user in client_reference_id (as a Payment Link's address lets anyone), becomes no one's plan: not by its webhook, not by a link to its return address", async () => {
+		const victim = newClerkUserId()
+		const { url } = await (await checkout(victim, { plan: 'solo' })).json()
+		const victimCustomer = standIns.stripe.store.get(String(standIns.stripe.checkoutParams(sessionIdOf(url))!.customer), 'customer')!
+		const victimUuid = (victimCustomer.metadata as Record<string, string>).userId!
+		// A stranger's checkout on our price, opened outside the app, paid with a customer of its own.
+		const api = new URL(appEnv.STRIPE_API_URL!)
+		const elsewhere = new Stripe(appEnv.STRIPE_SECRET_KEY!, { host: api.hostname, port: Number(api.port), protocol: 'http' })
+		const opened = await elsewhere.checkout.sessions.create({
+			mode: 'subscription',
+			line_items: [{ price: standIns.stripe.priceFor('agency', 'month').id, quantity: 1 }],
+			client_reference_id: victimUuid,
+			success_url: 'https://elsewhere.example/thanks',
+		})
+		const { session } = standIns.stripe.store.completeCheckout(opened.id)
+		expect(session.customer).not.toBe(victimCustomer.id)
+
+		expectServerLog(/^billing: webhook \S+ \(checkout.session.completed\) names no known user; recorded and ignored$/)
+		const page = await fetch(`${app.url}/account?checkout=success&session_id=${opened.id}`, { headers: auth(victim) })
+		expect(page.status).toBe(200)
+		const delivery = await standIns.stripe.deliver(standIns.stripe.makeEvent('checkout.session.completed', session))
+		expect(delivery.status).toBe(200)
+		expect(await status(victim)).toEqual({
+			plan: 'free',
+			status: 'none',
+			credits_daily: 20,
+			current_period_end: null,
+			processor_customer_id: victimCustomer.id,
+			has_subscription: false,
 		})
 	})
 

@@ -8,6 +8,7 @@ import { startSmtpSink, type SmtpSink } from '../mocks/smtp.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
 import { until } from '../support/deadline.ts'
+import { externalIPv4 } from '../support/network.ts'
 import { postForm, postJson, uniqueIp } from '../support/http.ts'
 import { projectRoot } from '../support/project.ts'
 import { expectServerLog } from '../support/fail-on-server-error.ts'
@@ -367,6 +368,30 @@ describe('the SMTP conversation', () => {
 			await authed.stop()
 		}
 	})
+
+	// nodemailer upgrades with STARTTLS only when the server offers it: to a relay off this machine that
+	// did not (or with the offer stripped on the way), the password went out in clear.
+	test.skipIf(!externalIPv4())(
+		'credentials for a mail server off this machine that offers no STARTTLS are never sent: 500, and no message leaves',
+		async () => {
+			const remote = await startSmtpSink({ address: externalIPv4() })
+			const withLogin = new URL(remote.url)
+			withLogin.username = 'mailer'
+			withLogin.password = 'S3cret-pass'
+			const authed = await startApp({ DATABASE_URL: await freshDatabaseUrl(), SMTP_URL: withLogin.toString(), TRUST_PROXY: '1' })
+			try {
+				expectServerLog(/^contact: mail transport failed \(ETLS\): Error upgrading connection with STARTTLS: /)
+				const response = await postJson(`${authed.url}/api/contact`, valid, { 'X-Forwarded-For': uniqueIp() })
+				expect(response.status).toBe(500)
+				expect(await response.json()).toMatchObject({ code: 'server-error' })
+				expect(remote.logins).toEqual([])
+				expect(remote.messages).toEqual([])
+			} finally {
+				await authed.stop()
+				await remote.close()
+			}
+		},
+	)
 
 	test('connections the mail server closed between messages are replaced: the next message is sent', async () => {
 		expect((await contact(valid)).status).toBe(200)
@@ -761,6 +786,9 @@ describe('without SMTP_URL (development)', () => {
 			expect(eml).toContain('Where are my invoices?')
 			expect(eml.trimEnd()).toMatch(/--$/) // the last MIME boundary: the message is whole
 			expect(files.filter((name) => name.endsWith('.tmp'))).toEqual([])
+			// Readable by the server's own user only (it was 644 in a 755 folder: any account on the machine).
+			expect((fs.statSync(path.join(outbox, kept!)).mode & 0o777).toString(8)).toBe('600')
+			expect((fs.statSync(outbox).mode & 0o777).toString(8)).toBe('700')
 			// Each 200 is a file, as each is a delivery through SMTP: the same message sent again is a second
 			// file (named by time: listed in order), which keeps the Message-ID a retry keeps (0019).
 			expect(kept).toMatch(/^\d{4}-\d{2}-\d{2}T[0-9-]+Z-[0-9a-f]{8}\.eml$/)

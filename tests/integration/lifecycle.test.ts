@@ -8,6 +8,7 @@ import { spawnProductionServer, startApp } from '../support/app-server.ts'
 import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
 import { within, until } from '../support/deadline.ts'
 import { postJson } from '../support/http.ts'
+import { externalIPv4 } from '../support/network.ts'
 import { createDatabase, freePort } from '../support/postgres.ts'
 import { projectRoot } from '../support/project.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
@@ -158,6 +159,31 @@ describe('npm run dev, as developers run it', () => {
 			await expect(fetch(`http://127.0.0.1:${port}/api/health`)).rejects.toThrow()
 		} finally {
 			dev.killAll()
+		}
+	})
+
+	// It listened on every address and Vite served any file under the project root but .env and keys:
+	// anyone on the network read the outbox's contact messages and the embedded database's files.
+	test('it serves this machine only, and no file under ./data', async () => {
+		const port = await freePort()
+		const probe = path.join(projectRoot, 'data', `dev-probe-${crypto.randomUUID()}.eml`)
+		fs.mkdirSync(path.dirname(probe), { recursive: true })
+		fs.writeFileSync(probe, 'From: visitor@example.test\r\n\r\nWhat a visitor wrote\r\n')
+		const dev = await runDev(port)
+		try {
+			await until(() => dev.output().includes('is serving on'), 90_000, 'npm run dev to serve')
+			const local = `http://127.0.0.1:${port}`
+			expect((await fetch(`${local}/api/health`)).status).toBe(200)
+			for (const file of [`/data/${path.basename(probe)}`, `/data/${path.basename(probe)}?raw`]) {
+				const response = await fetch(`${local}${file}`)
+				expect(await response.text(), file).not.toContain('What a visitor wrote')
+			}
+			// A machine with no address but loopback has no network to serve.
+			const external = externalIPv4()
+			if (external) await expect(fetch(`http://${external}:${port}/api/health`), external).rejects.toThrow()
+		} finally {
+			dev.killAll()
+			fs.rmSync(probe, { force: true })
 		}
 	})
 

@@ -30,7 +30,8 @@ type Listener = {
  * hung connections instead of waiting for them. `netServer` is where connections arrive, when the
  * listener wraps one (smtp-server's `.server`).
  */
-export async function listenOnLoopback(listener: Listener, netServer: Server = listener as unknown as Server) {
+/** Listens on a free port of 127.0.0.1, or of `address` (a test of what a server off this machine sees). */
+export async function listenOnLoopback(listener: Listener, netServer: Server = listener as unknown as Server, address = '127.0.0.1') {
 	const sockets = new Set<Socket>()
 	netServer.on('connection', (socket: Socket) => {
 		sockets.add(socket)
@@ -38,7 +39,7 @@ export async function listenOnLoopback(listener: Listener, netServer: Server = l
 	})
 	await new Promise<void>((resolve, reject) => {
 		listener.once('error', reject)
-		listener.listen(0, '127.0.0.1', () => resolve())
+		listener.listen(0, address, () => resolve())
 	})
 	const { port } = netServer.address() as AddressInfo
 	return { port, sockets }

@@ -44,6 +44,8 @@ export interface SmtpSink {
 	dropConnections(): void
 	/** Answers the end of each message's DATA this many ms late (a slow relay): a burst piles up. */
 	setDataDelay(ms: number): void
+	/** Every AUTH the sink was sent, message or not: what a client sent its password over. */
+	logins: Array<{ user: string | undefined; password: string | null | undefined; secure: boolean }>
 	/** The most SMTP connections that were open at the same time. */
 	peakConnections(): number
 	close(): Promise<void>
@@ -53,7 +55,9 @@ function smtpError(message: string, responseCode: number): Error {
 	return Object.assign(new Error(message), { responseCode })
 }
 
-export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<SmtpSink> {
+/** `address`: where it listens (127.0.0.1 unless a test needs a server off loopback). */
+export async function startSmtpSink(opts: { mode?: SmtpMode; address?: string } = {}): Promise<SmtpSink> {
+	const address = opts.address ?? '127.0.0.1'
 	let mode: SmtpMode = opts.mode ?? 'ok'
 	let dataDelayMs = 0
 	let openConnections = 0
@@ -63,6 +67,7 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 	const held: HeldSession[] = []
 	const heldBySession = new Map<string, HeldSession>()
 	const passwords = new Map<string, string | null>()
+	const logins: SmtpSink['logins'] = []
 	const hold = (sessionId: string, heldMode: HeldSession['mode']) => {
 		const session: HeldSession = { mode: heldMode, closed: false }
 		held.push(session)
@@ -80,6 +85,7 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 		closeTimeout: 100,
 		logger: false,
 		onAuth(auth, session, callback) {
+			logins.push({ user: auth.username, password: auth.password, secure: session.secure })
 			passwords.set(session.id, auth.password ?? null)
 			callback(null, { user: auth.username ?? 'user' })
 		},
@@ -134,7 +140,7 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 	}
 	const server = new SMTPServer(options)
 	// Hung sessions (modes `hang`, `hang-data`) would otherwise keep close() waiting.
-	const { port, sockets } = await listenOnLoopback(server, server.server)
+	const { port, sockets } = await listenOnLoopback(server, server.server, address)
 	const dropSession = (clientPort: number) => {
 		for (const socket of sockets) if (socket.remotePort === clientPort) socket.destroy()
 	}
@@ -142,8 +148,9 @@ export async function startSmtpSink(opts: { mode?: SmtpMode } = {}): Promise<Smt
 	let closing: Promise<void> | undefined
 	return {
 		port,
-		url: `smtp://127.0.0.1:${port}`,
+		url: `smtp://${address}:${port}`,
 		messages,
+		logins,
 		held,
 		setMode: (next) => void (mode = next),
 		dropConnections: () => {

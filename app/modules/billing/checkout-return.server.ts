@@ -1,6 +1,7 @@
 import { checkoutReturnLimiter } from '#app/utils/abuse-limits.server.ts'
 import { stripe } from '#app/utils/stripe.server.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
+import { checkoutOpenedFor } from './checkout-opened-for.ts'
 import { storeSubscription } from './subscription-store.server.ts'
 
 /**
@@ -18,8 +19,8 @@ export async function settleCheckoutReturn(user: AppUser, sessionId: string): Pr
 		// Stamped before reading, as the webhook does (decision 0013): a slow read never outranks a later one.
 		const observedAt = new Date()
 		const session = await processor.checkout.sessions.retrieve(sessionId, { expand: ['subscription'] })
-		// Only the user who started this checkout may settle it.
-		if (session.client_reference_id !== user.id || !session.subscription || typeof session.subscription === 'string') return false
+		// Only a checkout we opened for this user may settle it (a link to another one's session must not).
+		if (checkoutOpenedFor(session) !== user.id || !session.subscription || typeof session.subscription === 'string') return false
 		await storeSubscription(session.subscription, { observedAt, hintUserId: user.id })
 		return true
 	} catch (error) {

@@ -10,9 +10,8 @@ describe('a verified webhook body', () => {
 			type: 'customer.subscription.updated',
 			target: { subscriptionId: 'sub_1' },
 		})
-		expect(
-			parseWebhookEvent(event('evt_2', 'checkout.session.completed', { subscription: { id: 'sub_2' }, client_reference_id: 'u' }))?.target,
-		).toEqual({
+		const ours = { subscription: { id: 'sub_2' }, client_reference_id: 'u', metadata: { userId: 'u' } }
+		expect(parseWebhookEvent(event('evt_2', 'checkout.session.completed', ours))?.target).toEqual({
 			subscriptionId: 'sub_2',
 			userId: 'u',
 		})
@@ -22,6 +21,17 @@ describe('a verified webhook body', () => {
 			subscriptionId: 'sub_3',
 		})
 		expect(parseWebhookEvent(event('evt_4', 'customer.created', {}))).toEqual({ id: 'evt_4', type: 'customer.created', target: null })
+	})
+
+	test('names a user only for a checkout opened as ours are (client_reference_id and metadata.userId the same)', () => {
+		const userOf = (session: Record<string, unknown>) =>
+			parseWebhookEvent(event('evt_6', 'checkout.session.completed', { subscription: 'sub_6', ...session }))?.target
+		// A Payment Link on our price, with ?client_reference_id= written by whoever shared the link.
+		expect(userOf({ client_reference_id: 'u' })).toEqual({ subscriptionId: 'sub_6', userId: null })
+		expect(userOf({ client_reference_id: 'u', metadata: {} })).toEqual({ subscriptionId: 'sub_6', userId: null })
+		expect(userOf({ client_reference_id: 'u', metadata: { userId: 'v' } })).toEqual({ subscriptionId: 'sub_6', userId: null })
+		expect(userOf({ client_reference_id: null, metadata: { userId: 'u' } })).toEqual({ subscriptionId: 'sub_6', userId: null })
+		expect(userOf({ client_reference_id: 'u', metadata: { userId: 'u' } })).toEqual({ subscriptionId: 'sub_6', userId: 'u' })
 	})
 
 	test('says the mode a handled event was sent in when it says one, and reads the event either way', () => {

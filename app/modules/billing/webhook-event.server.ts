@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { checkoutOpenedFor } from './checkout-opened-for.ts'
 
 // What the webhook reads from an event, parsed like every other input. The signature proves who sent
 // the bytes, not that they hold an event we can use: a signed body that is not an event is the
@@ -26,7 +27,11 @@ const envelope = z.object({
 const anyKind = z.object({ type: z.string() })
 const ledgerEntry = z.object({ id: eventId, type: eventType })
 
-const checkoutSession = z.object({ subscription: idOrExpanded, client_reference_id: z.string().nullish() })
+const checkoutSession = z.object({
+	subscription: idOrExpanded,
+	client_reference_id: z.string().nullish(),
+	metadata: z.unknown().optional(),
+})
 const subscription = z.object({ id: processorId })
 // Events are written in the webhook endpoint's API version, set when an operator created it, not in
 // the SDK's: before 2025-03-31 an invoice named its subscription at the top level, since then under
@@ -61,7 +66,7 @@ const HANDLED_KINDS = new Map<string, TargetReader>([
 			const parsed = checkoutSession.safeParse(object)
 			if (!parsed.success) return undefined
 			const subscriptionId = idOf(parsed.data.subscription)
-			return subscriptionId ? { subscriptionId, userId: parsed.data.client_reference_id } : null
+			return subscriptionId ? { subscriptionId, userId: checkoutOpenedFor(parsed.data) } : null
 		},
 	],
 	['customer.subscription.created', fromSubscription],
