@@ -10,7 +10,7 @@ import { pendingDeletionRequest, userWithPendingDeletion } from '#app/modules/ac
 import { noticeInit, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
 import { settleCheckoutReturn } from '#app/modules/billing/checkout-return.server.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
-import { requirePageUser, requirePageUserId } from '#app/utils/auth.server.ts'
+import { requirePageUserId } from '#app/utils/auth.server.ts'
 import { displayedPrimaryEmail } from '#app/utils/identity.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
 import { formIntent, readForm } from '#app/utils/forms.server.ts'
@@ -44,15 +44,21 @@ export const meta: MetaFunction<typeof loader> = ({ data }) =>
 export const headers: HeadersFunction = passRetryAfter
 
 export async function loader(args: LoaderFunctionArgs) {
-	const user = await requirePageUser(args)
+	const clerkId = await requirePageUserId(args)
+	// The page opens while the database is down, with billing shown as unavailable (its own fallback):
+	// thrown, it was the generic error page, and after a refused form the form and what was typed too.
+	const user = await ensureUser(clerkId).catch((error: Error) => {
+		console.error(`account: the page could not read the account of ${clerkId}: ${error.message}`)
+		return null
+	})
 	const url = new URL(args.request.url)
 	const sessionId = url.searchParams.get('session_id')
 	const returnedFromCheckout = url.searchParams.get('checkout') === 'success'
-	if (returnedFromCheckout && sessionId) await settleCheckoutReturn(user, sessionId)
+	if (user && returnedFromCheckout && sessionId) await settleCheckoutReturn(user, sessionId)
 	const [overview, pending, email] = await Promise.all([
-		billingOverview(user.clerkId),
-		pendingDeletionRequest(user.id).catch(() => null),
-		displayedPrimaryEmail(user.clerkId, { timeoutMs: EMAIL_LOOKUP_TIMEOUT_MS }),
+		billingOverview(clerkId),
+		user ? pendingDeletionRequest(user.id).catch(() => null) : null,
+		displayedPrimaryEmail(clerkId, { timeoutMs: EMAIL_LOOKUP_TIMEOUT_MS }),
 	])
 	return json({
 		email,
@@ -99,7 +105,7 @@ export async function action(args: ActionFunctionArgs) {
 		)
 	// Read as the API reads a filer: with their pending request, so filing again with the same email
 	// is answered as POST /api/account/delete-request answers it (decision 0014).
-	const result = await deletionFromForm(await userWithPendingDeletion(clerkId), form, {
+	const result = await deletionFromForm(() => userWithPendingDeletion(clerkId), form, {
 		filedPath: DELETION_REQUESTED_PATH,
 		accountPath: ACCOUNT_PATH,
 	})

@@ -29,15 +29,24 @@ const NOTICES = {
 } as const
 
 /**
- * `account`: the user read with their pending request (`userWithPendingDeletion`), as the API reads
+ * `readAccount`: the user read with their pending request (`userWithPendingDeletion`), as the API reads
  * them. `filedPath`: where a filed request lands; `accountPath`: where signing in again returns to.
  */
 export async function deletionFromForm(
-	account: UserWithPendingDeletion,
+	readAccount: () => Promise<UserWithPendingDeletion>,
 	form: URLSearchParams,
 	{ filedPath, accountPath }: { filedPath: string; accountPath: string },
 ): Promise<Response | DeletionRefusal> {
 	const values = formValues(form, ['confirmEmail', 'reason'])
+	let account: UserWithPendingDeletion
+	try {
+		account = await readAccount()
+	} catch (error) {
+		// The API answers this db-error too. Thrown, it was the generic error page: the form and what the
+		// user typed were gone, and the page never said that a retry files nothing twice.
+		console.error(`account-deletion: the account page could not read the account: ${(error as Error).message}`)
+		return { notice: NOTICES['db-error'], errors: {}, values, init: refusalInit({ code: 'db-error' }) }
+	}
 	// With a request already pending (filed from another tab, or a refused form posted again with
 	// Back), the page shows that request and no form: a field's error would have nowhere to appear,
 	// and the page would only say "Error". It shows the request instead. (The API answers as ever.)

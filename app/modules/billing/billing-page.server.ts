@@ -29,7 +29,7 @@ const NOTICES = {
 	},
 	'server-error': {
 		code: 'server-error',
-		notice: 'We could not reach the payment service. Nothing was charged: please try again in a moment.',
+		notice: 'Something went wrong on our side. Nothing was charged: please try again in a moment.',
 	},
 	'already-subscribed': { code: 'already-subscribed', notice: 'You already have a subscription. Change plans from Manage billing.' },
 	'deletion-pending': {
@@ -43,6 +43,19 @@ const NOTICES = {
 } satisfies { [Code in BillingFailureCode]: BillingNotice & { code: Code } }
 
 type BillingFailure = { code: BillingFailureCode } | { code: 'rate-limited'; retryAfterSeconds: number }
+
+/**
+ * The user's row, or null when the database failed to give it: the API answers that 500 server-error
+ * too. Thrown, it was the generic error page, and the page's own "nothing was charged" never showed.
+ */
+async function readOrNull<T>(read: () => Promise<T>): Promise<T | null> {
+	try {
+		return await read()
+	} catch (error) {
+		console.error(`billing: the page could not read the account: ${(error as Error).message}`)
+		return null
+	}
+}
 
 function noticeFor(failure: BillingFailure): BillingNotice {
 	if (failure.code !== 'rate-limited') return NOTICES[failure.code]
@@ -62,7 +75,9 @@ export async function checkoutFromForm(
 	const parsed = checkoutSchema.safeParse({ plan: form.get('plan'), interval: form.get('interval') ?? undefined })
 	if (!parsed.success) return NOTICES['bad-body']
 	if (!billingConfigured()) return NOTICES.processor_not_configured
-	const result = await startCheckout(await account(), parsed.data)
+	const found = await readOrNull(account)
+	if (!found) return NOTICES['server-error']
+	const result = await startCheckout(found, parsed.data)
 	if (result.status === 'ok') return redirect(result.url, 303)
 	return noticeFor(result)
 }
@@ -70,7 +85,9 @@ export async function checkoutFromForm(
 /** `user` is read only once billing is known to be on, as for checkout. */
 export async function portalFromForm(user: () => Promise<AppUser>): Promise<Response | BillingNotice> {
 	if (!billingConfigured()) return NOTICES.processor_not_configured
-	const result = await openBillingPortal(await user())
+	const found = await readOrNull(user)
+	if (!found) return NOTICES['server-error']
+	const result = await openBillingPortal(found)
 	if (result.status === 'ok') return redirect(result.url, 303)
 	return noticeFor(result)
 }

@@ -1,4 +1,3 @@
-import type Stripe from 'stripe'
 import { hasPendingDeletionRequest, type UserWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
 import { checkoutLimiter } from '#app/utils/abuse-limits.server.ts'
 import { env } from '#app/utils/env.server.ts'
@@ -20,15 +19,6 @@ export function trialEligible(trialUsed: boolean, hasSubscriptionRecord: boolean
 	return !trialUsed && !hasSubscriptionRecord
 }
 
-async function stillSubscribed(processor: Stripe, userId: string) {
-	try {
-		return await confirmStoredSubscription(processor, userId)
-	} catch (error) {
-		console.warn(`billing: could not confirm the stored subscription of user ${userId}; refused as stored: ${(error as Error).message}`)
-		return true
-	}
-}
-
 /**
  * Starts a hosted checkout for the signed-in user (contract.md "Checkout session"). `account` is the
  * user read with their pending deletion request (`userWithPendingDeletion`).
@@ -40,16 +30,18 @@ export async function startCheckout(account: UserWithPendingDeletion, { plan, in
 	const limit = await checkoutLimiter.consume(user.id)
 	if (!limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
 
-	// Read with the user row (users.server.ts). Plan changes go through the customer portal, never
-	// through a second subscription. A refusal is confirmed with the processor first: the stored state
-	// can outlive the subscription (decision 0029). Only for a user stored as subscribed: no other checkout makes the call.
 	const current = user.subscriptionStatus
-	if (current !== null && isLiveProcessorStatus(current) && (await stillSubscribed(processor, user.id))) {
-		return { status: 'error', code: 'already-subscribed' }
-	}
 	const trialDays = trialEligible(user.trialUsed, current !== null) ? PLAN_TABLE[plan].trialDays : 0
 	const appUrl = env().APP_URL
 	try {
+		// Read with the user row (users.server.ts). Plan changes go through the customer portal, never
+		// through a second subscription. A refusal is confirmed with the processor first: the stored state
+		// can outlive the subscription (decision 0029). Only for a user stored as subscribed: no other
+		// checkout makes the call. When the processor cannot be asked the stored state stands (409); when
+		// our database fails, that is a 500 to retry like any other, not a refusal.
+		if (current !== null && isLiveProcessorStatus(current) && (await confirmStoredSubscription(processor, user.id))) {
+			return { status: 'error', code: 'already-subscribed' }
+		}
 		// The user asked for the account to be deleted: a new subscription would bill an account that
 		// is on its way out, and would hold up the deletion (docs/decisions/0020).
 		if (await hasPendingDeletionRequest(account)) return { status: 'error', code: 'deletion-pending' }
