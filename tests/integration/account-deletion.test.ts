@@ -263,6 +263,29 @@ describe('what was stored', () => {
 		expect(JSON.stringify(stored.rows[0])).not.toContain('durable@example.com')
 		expect(stored.rows[0]!.events).toMatchObject([{ action: 'filed', actor: userId }])
 	})
+
+	// Each answer said saved: true, and the second reason was dropped: only the first was stored.
+	test('filing again with another reason keeps that reason, on the same request, with an audit entry; filing without one keeps it', async () => {
+		const userId = userWithEmail('second.thoughts@example.com')
+		const file = (reason?: string) => fileRequest(app, userId, { confirmEmail: 'second.thoughts@example.com', reason })
+		const first = await (await file('Moving to another tool')).json()
+		const second = await file('Moving to another tool; please export my scripts first')
+		expect(second.status).toBe(200)
+		expect(await second.json()).toEqual(first)
+		expect(await (await file()).json()).toEqual(first)
+		await app.stop()
+		const rows = await withDatabase(databaseUrl, (prisma) =>
+			prisma.deletionRequest.findMany({ where: { user: { clerkId: userId } }, include: { events: { orderBy: { at: 'asc' } } } }),
+		).finally(async () => {
+			app = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env })
+		})
+		expect(rows).toHaveLength(1)
+		expect(rows[0]).toMatchObject({ id: first.request_id, reason: 'Moving to another tool; please export my scripts first' })
+		expect(rows[0]!.events.map(({ action, actor }) => ({ action, actor }))).toEqual([
+			{ action: 'filed', actor: userId },
+			{ action: 'reason-changed', actor: userId },
+		])
+	})
 })
 
 describe('the account page without JavaScript', () => {

@@ -12,8 +12,8 @@ import { comparableEmail } from '#app/utils/validation/email.ts'
 // billing has settled (admin.server.ts).
 
 export type PendingRequest = { requestId: string; submittedAt: Date }
-/** A pending request as filing reads it: with the hash of the email typed back when it was filed. */
-type PendingFiling = PendingRequest & { confirmedEmailHash: string | null }
+/** A pending request as filing reads it: with the hash of the email typed back when it was filed, and its reason. */
+type PendingFiling = PendingRequest & { confirmedEmailHash: string | null; reason: string | null }
 
 /**
  * What a pending request keeps of the email that proved intent (decision 0014): enough to recognise
@@ -39,7 +39,7 @@ function isUniqueViolation(error: unknown) {
 // A user files again with the same request pending: read on every filing, so prepared (decision 0011).
 const PENDING_REQUEST_OF_USER = {
 	name: 'pending_deletion_request_of_user',
-	text: `SELECT "id" AS "requestId", "submittedAt", "confirmedEmailHash" FROM "DeletionRequest" WHERE "userId" = $1 AND "status" = 'pending' LIMIT 1`,
+	text: `SELECT "id" AS "requestId", "submittedAt", "confirmedEmailHash", "reason" FROM "DeletionRequest" WHERE "userId" = $1 AND "status" = 'pending' LIMIT 1`,
 }
 
 export async function pendingDeletionRequest(userId: string): Promise<PendingFiling | null> {
@@ -80,7 +80,7 @@ export async function hasPendingDeletionRequest({ user, pending }: UserWithPendi
 const USER_WITH_PENDING_REQUEST = {
 	name: 'user_with_pending_deletion_request_by_clerk_id',
 	text: `SELECT ${USER_COLUMNS_SQL}, d."id" AS "pendingRequestId", d."submittedAt" AS "pendingSubmittedAt",
-			d."confirmedEmailHash" AS "pendingConfirmedEmailHash"
+			d."confirmedEmailHash" AS "pendingConfirmedEmailHash", d."reason" AS "pendingReason"
 		FROM ${USER_TABLES_SQL} LEFT JOIN "DeletionRequest" d ON d."userId" = u."id" AND d."status" = 'pending'
 		WHERE u."clerkId" = $1`,
 }
@@ -89,6 +89,7 @@ type UserWithPendingRow = AppUser & {
 	pendingRequestId: string | null
 	pendingSubmittedAt: Date | null
 	pendingConfirmedEmailHash: string | null
+	pendingReason: string | null
 }
 
 /** A signed-in user, and their pending deletion request when it was read with their row (undefined: not read). */
@@ -103,10 +104,15 @@ export async function userWithPendingDeletion(clerkId: string): Promise<UserWith
 	try {
 		const [row] = await queryRows<UserWithPendingRow>(USER_WITH_PENDING_REQUEST, [clerkId])
 		if (row) {
-			const { pendingRequestId, pendingSubmittedAt, pendingConfirmedEmailHash, ...user } = row
+			const { pendingRequestId, pendingSubmittedAt, pendingConfirmedEmailHash, pendingReason, ...user } = row
 			const pending =
 				pendingRequestId && pendingSubmittedAt
-					? { requestId: pendingRequestId, submittedAt: pendingSubmittedAt, confirmedEmailHash: pendingConfirmedEmailHash }
+					? {
+							requestId: pendingRequestId,
+							submittedAt: pendingSubmittedAt,
+							confirmedEmailHash: pendingConfirmedEmailHash,
+							reason: pendingReason,
+						}
 					: null
 			return { user, pending }
 		}
@@ -115,6 +121,21 @@ export async function userWithPendingDeletion(clerkId: string): Promise<UserWith
 		if (!isMissingTable(error)) throw error
 	}
 	return { user: await ensureUser(clerkId) }
+}
+
+/**
+ * Filing again with another reason: the answer says `saved`, so the reason given is the one kept (it
+ * was dropped, and only the first was stored), with an audit entry. A filing without one keeps the
+ * reason there is. The request keeps its id and time (contract.md §2).
+ */
+async function keepReason(user: AppUser, pending: PendingFiling, reason: string | null): Promise<PendingRequest> {
+	if (reason === null || reason === pending.reason) return pending
+	await db().$transaction(async (tx) => {
+		const { count } = await tx.deletionRequest.updateMany({ where: { id: pending.requestId, status: 'pending' }, data: { reason } })
+		if (count > 0)
+			await tx.deletionRequestEvent.create({ data: { requestId: pending.requestId, action: 'reason-changed', actor: user.clerkId } })
+	})
+	return pending
 }
 
 /** Creates the pending request and its audit entry together; a concurrent twin makes us read theirs. */
@@ -133,7 +154,7 @@ async function createPending(user: AppUser, { confirmEmail, reason }: DeletionRe
 		if (!isUniqueViolation(error)) throw error
 		const existing = await pendingDeletionRequest(user.id)
 		if (!existing) throw error
-		return existing
+		return keepReason(user, existing, reason)
 	}
 }
 
@@ -145,7 +166,13 @@ export async function fileDeletionRequest(
 	// (contract.md §2), without asking the identity provider again or counting against the limit,
 	// which is there for those calls (decision 0014). Any other email takes the full path below.
 	if (readWithUser?.confirmedEmailHash && readWithUser.confirmedEmailHash === confirmedEmailHash(user.id, input.confirmEmail)) {
-		return { status: 'ok', requestId: readWithUser.requestId, submittedAt: readWithUser.submittedAt }
+		try {
+			const pending = await keepReason(user, readWithUser, input.reason)
+			return { status: 'ok', requestId: pending.requestId, submittedAt: pending.submittedAt }
+		} catch (error) {
+			console.error(`account-deletion: storing the request of user ${user.id} failed: ${(error as Error).message}`)
+			return { status: 'error', code: 'db-error' }
+		}
 	}
 	// Each attempt costs a call to the identity provider: limit attempts per user.
 	const limit = await deletionLimiter.consume(user.id)
@@ -162,7 +189,7 @@ export async function fileDeletionRequest(
 		// Filing again while a request is pending returns that request: no second row. One filed by a
 		// concurrent twin since the user's row was read makes createPending read theirs.
 		const known = readWithUser === undefined ? await pendingDeletionRequest(user.id) : readWithUser
-		const pending = known ?? (await createPending(user, input))
+		const pending = known ? await keepReason(user, known, input.reason) : await createPending(user, input)
 		return { status: 'ok', requestId: pending.requestId, submittedAt: pending.submittedAt }
 	} catch (error) {
 		if (isMissingTable(error)) return { status: 'table-missing' }
