@@ -106,6 +106,19 @@ export async function queryRows<Row>(statement: Statement, values: unknown[]): P
 	return (await holder.__callsheetDb.sql(statement, values)) as Row[]
 }
 
+const DATABASE_CLOCK = { name: 'database_clock', text: 'SELECT clock_timestamp() AS "now"' }
+
+/**
+ * The database's clock: one clock for every instance, and one no instance's NTP step moves. Readings of
+ * the processor are ordered by when they were made (decision 0013); stamped by each instance's own
+ * clock, a later reading on an instance whose clock was behind lost to an older one, and an event
+ * answered 200 (a cancellation) was never applied.
+ */
+export async function databaseNow(): Promise<Date> {
+	const [row] = await queryRows<{ now: Date }>(DATABASE_CLOCK, [])
+	return new Date(row!.now)
+}
+
 /** The PostgreSQL error code (SQLSTATE) of a failed prepared read, e.g. 42P01 for a missing table. */
 export function sqlStateOf(error: unknown): string | undefined {
 	const code = (error as { code?: unknown } | null)?.code

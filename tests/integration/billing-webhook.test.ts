@@ -1,10 +1,13 @@
+import path from 'node:path'
 import zlib from 'node:zlib'
 import Stripe from 'stripe'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, inject, test } from 'vitest'
+import { sessionCookie } from '../mocks/clerk.ts'
 import type { StripeObject } from '../mocks/stripe.ts'
 import { startApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
 import { until } from '../support/deadline.ts'
+import { projectRoot } from '../support/project.ts'
 import { postJson } from '../support/http.ts'
 import { newClerkUserId } from '../support/sessions.ts'
 import {
@@ -25,6 +28,9 @@ import { expectServerLog } from '../support/fail-on-server-error.ts'
 /** The subscription's period end at the processor, as the status payload writes it. */
 const periodEndOf = (subscription: StripeObject) =>
 	new Date(Number((subscription.items as { data: StripeObject[] }).data[0]!.current_period_end) * 1000).toISOString()
+
+/** Preloaded into a server whose wall clock a test steps back (SIGUSR2). */
+const steppedClock = path.join(projectRoot, 'tests', 'support', 'stepped-clock.cjs')
 
 // The webhook: who may call it, what it accepts, and how events take effect (once, newest wins).
 serveBillingApp()
@@ -391,6 +397,39 @@ describe('POST /api/billing/webhook', () => {
 		for (const event of events.reverse()) expect((await standIns.stripe.deliver(event)).status).toBe(200)
 		expect(await status(userId)).toMatchObject({ status: 'canceled', plan: 'free', has_subscription: false })
 	})
+	// Readings were stamped by the instance's own clock: after a step back (an NTP correction; or another
+	// instance whose clock is behind), the cancellation's reading was older than the one stored, so it was
+	// answered 200 and dropped, and the user stayed "past_due" for good (no event follows a cancellation).
+	// PostgreSQL only: the embedded database runs in the server's process, and its clock is that process's.
+	test.runIf(inject('databaseKind') === 'postgres')(
+		"a cancellation read after the server's clock stepped back still takes effect: readings are ordered by the database's clock",
+		async () => {
+			const server = await startApp({ ...appEnv, DATABASE_URL: await freshDatabaseUrl() }, { nodeArgs: ['--require', steppedClock] })
+			try {
+				const userId = newClerkUserId()
+				const id = String((await paidUnheard(server.url, userId)).subscription)
+				const pastDue = standIns.stripe.signEvent(
+					standIns.stripe.makeEvent('customer.subscription.updated', standIns.stripe.setSubscriptionStatus(id, 'past_due')),
+				)
+				expect((await send(server.url, pastDue)).status).toBe(200)
+				// A session token valid on both sides of the step.
+				const issuedAt = Math.floor(Date.now() / 1000) - 60
+				const session = { Cookie: sessionCookie(standIns.clerk.sign({ sub: userId, iat: issuedAt, nbf: issuedAt })) }
+				const state = () => fetch(`${server.url}/api/billing/status`, { headers: session }).then((r) => r.json())
+				expect(await state()).toMatchObject({ status: 'past_due' })
+
+				server.process.kill('SIGUSR2') // its wall clock 30 s back
+				await until(() => server.output().includes('test clock: stepped back to -30 s'), 5_000, 'the step back')
+				const canceled = standIns.stripe.signEvent(
+					standIns.stripe.makeEvent('customer.subscription.deleted', standIns.stripe.setSubscriptionStatus(id, 'canceled')),
+				)
+				expect((await send(server.url, canceled)).status).toBe(200)
+				expect(await state()).toMatchObject({ status: 'canceled', plan: 'free', has_subscription: false })
+			} finally {
+				await server.stop()
+			}
+		},
+	)
 	test.each([
 		['active', 'active', true],
 		['trialing', 'trialing', true],

@@ -1,4 +1,5 @@
 import { checkoutReturnLimiter } from '#app/utils/abuse-limits.server.ts'
+import { databaseNow } from '#app/utils/db.server.ts'
 import { stripe } from '#app/utils/stripe.server.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
 import { checkoutOpenedFor } from './checkout-opened-for.ts'
@@ -17,7 +18,7 @@ export async function settleCheckoutReturn(user: AppUser, sessionId: string): Pr
 	if (!(await checkoutReturnLimiter.consume(user.id).catch(() => ({ allowed: false }))).allowed) return false
 	try {
 		// Stamped before reading, as the webhook does (decision 0013): a slow read never outranks a later one.
-		const observedAt = new Date()
+		const observedAt = await databaseNow()
 		const session = await processor.checkout.sessions.retrieve(sessionId, { expand: ['subscription'] })
 		// Only a checkout we opened for this user may settle it (a link to another one's session must not).
 		if (checkoutOpenedFor(session) !== user.id || !session.subscription || typeof session.subscription === 'string') return false

@@ -1,5 +1,5 @@
 import type Stripe from 'stripe'
-import { db } from '#app/utils/db.server.ts'
+import { databaseNow, db } from '#app/utils/db.server.ts'
 import { customerSnapshot, subscriptionToShow } from './customer-subscriptions.server.ts'
 import { isOurs } from './processor-subscription.server.ts'
 import { storeSubscription } from './subscription-store.server.ts'
@@ -28,7 +28,7 @@ export async function confirmStoredSubscription(processor: Stripe, userId: strin
 	const stored = await db().subscription.findUnique({ where: { userId }, select: { stripeSubscriptionId: true, processorStatus: true } })
 	if (!stored) return false
 	const id = stored.stripeSubscriptionId
-	const observedAt = new Date()
+	const observedAt = await databaseNow()
 	let fresh: Stripe.Subscription
 	try {
 		fresh = await processor.subscriptions.retrieve(id)

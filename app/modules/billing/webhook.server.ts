@@ -1,6 +1,6 @@
 import type Stripe from 'stripe'
 import { Prisma } from '#app/generated/prisma/client.ts'
-import { db } from '#app/utils/db.server.ts'
+import { databaseNow, db } from '#app/utils/db.server.ts'
 import { env } from '#app/utils/env.server.ts'
 import { hasValidWebhookSignature, secretKeyMode, stripe } from '#app/utils/stripe.server.ts'
 import { customerSnapshot, endRepeatedTrials, keptSubscriptions, subscriptionToShow } from './customer-subscriptions.server.ts'
@@ -18,8 +18,8 @@ export type WebhookResult =
  */
 async function readSubscriptions(processor: Stripe, subscriptionId: string) {
 	// Stamped before reading: what comes back is at least this new, so a slow read that returns
-	// older state never outranks a later reading.
-	const observedAt = new Date()
+	// older state never outranks a later reading. By the database's clock, which every instance shares.
+	const observedAt = await databaseNow()
 	const subscription = await processor.subscriptions.retrieve(subscriptionId).catch((error: unknown) => {
 		// Not in this account (another account's id, or a forged one under a leaked secret; another mode's
 		// is refused before, by its livemode): retrying cannot change that, so it is recorded and ignored.
