@@ -34,6 +34,12 @@ describe('configuration', () => {
 		expect(config.PORT).toBe(3000)
 	})
 
+	test('an unset APP_URL is http://localhost on the port served (contract: http://localhost:$PORT)', () => {
+		expect(parseEnv({}).APP_URL).toBe('http://localhost:3000')
+		expect(parseEnv({ PORT: '8081' }).APP_URL).toBe('http://localhost:8081')
+		expect(parseEnv({ PORT: '8081', APP_URL: 'https://app.callsheet.example' }).APP_URL).toBe('https://app.callsheet.example')
+	})
+
 	test('unset mail addresses fall back to the contract defaults', () => {
 		const config = parseEnv({})
 		expect([config.CONTACT_TO, config.MAIL_FROM]).toEqual(['support@localhost', 'no-reply@localhost'])

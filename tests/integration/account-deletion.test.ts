@@ -60,6 +60,18 @@ describe('POST /api/account/delete-request', () => {
 		}
 	})
 
+	test("the account's primary address confirms, wherever the provider lists it; another of its addresses is a mismatch", async () => {
+		const userId = newClerkUserId()
+		// The stand-in lists the primary after the others, as for a user who made a newer address primary.
+		standIns.clerkApi.setUser({ id: userId, email: 'newer.primary@example.com', extraEmails: ['older@example.com'] })
+		const older = await fileRequest(app, userId, { confirmEmail: 'older@example.com' })
+		expect(older.status).toBe(400)
+		expect(await older.json()).toMatchObject({ code: 'email-mismatch' })
+		const primary = await fileRequest(app, userId, { confirmEmail: 'newer.primary@example.com' })
+		expect(primary.status).toBe(200)
+		expect(await primary.json()).toMatchObject({ ok: true, saved: true })
+	})
+
 	test('a different email is 400 email-mismatch', async () => {
 		const userId = userWithEmail('owner@example.com')
 		const response = await fileRequest(app, userId, { confirmEmail: 'someone.else@example.com' })

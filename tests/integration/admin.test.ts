@@ -177,7 +177,9 @@ describe('/admin/deletion-requests', () => {
 		const canceled = standIns.stripe.setSubscriptionStatus(subscriptionId!, 'canceled')
 		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))).status).toBe(200)
 		// Post/Redirect/Get: the outcome is a page of its own (reloading it posts nothing), naming the request.
+		const markedFrom = Date.now()
 		const done = await markProcessed(requestId)
+		const markedBy = Date.now()
 		expect(done.status).toBe(303)
 		expect(done.headers.get('location')).toBe(`/admin/deletion-requests?processed=${requestId}`)
 		const outcome = await (await fetch(`${app.url}${done.headers.get('location')}`, { headers: auth(adminId) })).text()
@@ -196,7 +198,10 @@ describe('/admin/deletion-requests', () => {
 		standIns.stripe.setWebhookUrl(`${app.url}/api/billing/webhook`)
 		const stored = read.value
 		expect(stored).toMatchObject({ status: 'processed', processedBy: adminId })
-		expect(stored.processedAt).toBeInstanceOf(Date)
+		// When: while the admin's post was on its way (one machine, one clock), and the audit entry's time.
+		expect(stored.processedAt!.getTime()).toBeGreaterThanOrEqual(markedFrom - 1)
+		expect(stored.processedAt!.getTime()).toBeLessThanOrEqual(markedBy + 1)
+		expect(stored.events.at(-1)!.at).toEqual(stored.processedAt)
 		expect(stored.events.map((e) => [e.action, e.actor])).toEqual([
 			['filed', userId],
 			['process-refused-subscribed', adminId],

@@ -107,6 +107,16 @@ describe('POST /api/billing/checkout', () => {
 		expect((await status(userId)).processor_customer_id).toBe(customer.id)
 	})
 
+	test.each(['solo', 'team', 'studio', 'agency', 'network', 'broadcaster'])(
+		"a first checkout of %s offers the plan's 14-day trial, as the pricing page says",
+		async (plan) => {
+			const { url } = await (await checkout(newClerkUserId(), { plan })).json()
+			expect(standIns.stripe.checkoutParams(sessionIdOf(url))!.subscription_data).toEqual(
+				expect.objectContaining({ trial_period_days: '14' }),
+			)
+		},
+	)
+
 	test.each([[{ plan: 'solo' }], [{ plan: 'solo', interval: null }]])('interval defaults to month: %o', async (body) => {
 		const { url } = await (await checkout(newClerkUserId(), body)).json()
 		const params = standIns.stripe.checkoutParams(sessionIdOf(url))!

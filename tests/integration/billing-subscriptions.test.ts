@@ -48,8 +48,8 @@ describe('several subscriptions of one customer', () => {
 		const firstParams = standIns.stripe.checkoutParams(sessionIdOf(first!))!
 		const secondParams = standIns.stripe.checkoutParams(sessionIdOf(second!))!
 		// Both were opened before any subscription existed, so both offer the trial.
-		expect((firstParams.subscription_data as Record<string, unknown>).trial_period_days).toBeDefined()
-		expect((secondParams.subscription_data as Record<string, unknown>).trial_period_days).toBeDefined()
+		expect((firstParams.subscription_data as Record<string, unknown>).trial_period_days).toBe('14')
+		expect((secondParams.subscription_data as Record<string, unknown>).trial_period_days).toBe('14')
 
 		await pay(first!)
 		await pay(second!)

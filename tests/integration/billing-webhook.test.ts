@@ -4,6 +4,7 @@ import Stripe from 'stripe'
 import { describe, expect, inject, test } from 'vitest'
 import { sessionCookie } from '../mocks/clerk.ts'
 import type { StripeObject } from '../mocks/stripe.ts'
+import { STRIPE_LIVE_KEY } from '../mocks/serve-all.ts'
 import { startApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
 import { until } from '../support/deadline.ts'
@@ -184,7 +185,7 @@ describe('POST /api/billing/webhook', () => {
 			await server.stop()
 
 			// The operator sets the live key: the processor's retry of the same delivery takes effect.
-			server = await startApp({ ...appEnv, STRIPE_SECRET_KEY: 'sk_live_fake', DATABASE_URL: databaseUrl })
+			server = await startApp({ ...appEnv, STRIPE_SECRET_KEY: STRIPE_LIVE_KEY, DATABASE_URL: databaseUrl })
 			await expectRetryApplied(server.url, live, userId)
 		} finally {
 			await server.stop()

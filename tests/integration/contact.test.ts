@@ -195,6 +195,25 @@ describe('validation: every bound at its edge', () => {
 		const mail = await sink.waitForMessage((m) => m.subject === '[Contact] From an unusual address')
 		expect(mail.replyTo?.value).toEqual([{ name: valid.name, address: email }])
 		expect(mail.text).toContain('Email: o&#39;hara!ops#1@example.ie')
+		expect(mail.html).toContain('<td>o&#39;hara!ops#1@example.ie</td>')
+	})
+
+	test('a body of exactly 64 KiB is read (200); one byte more is 413 payload-too-large', async () => {
+		const padded = (bytes: number) => {
+			const json = JSON.stringify({ ...valid, subject: `At the size limit ${bytes}` })
+			return json + ' '.repeat(bytes - Buffer.byteLength(json)) // JSON's own whitespace: the same submission
+		}
+		const send = (body: string) =>
+			fetch(`${app.url}/api/contact`, {
+				method: 'POST',
+				headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': uniqueIp() },
+				body,
+			})
+		const atLimit = await send(padded(65_536))
+		expect(atLimit.status).toBe(200)
+		const over = await send(padded(65_537))
+		expect(over.status).toBe(413)
+		expect(await over.json()).toMatchObject({ code: 'payload-too-large' })
 	})
 
 	// contract.md: bad-body carries `detail` and `issues` (from schema parsing; empty when none ran).

@@ -95,11 +95,11 @@ describe('session tokens', () => {
 })
 
 describe('Backend API', () => {
-	test('getUser builds a User with a primary email', async () => {
+	test('getUser builds a User with a primary email, listed after the older address', async () => {
 		const user = await client().users.getUser('user_alice')
 		expect(user.id).toBe('user_alice')
 		expect(user.primaryEmailAddress?.emailAddress).toBe('alice@example.test')
-		expect(user.emailAddresses.map((e) => e.emailAddress)).toEqual(['alice@example.test', 'a2@example.test'])
+		expect(user.emailAddresses.map((e) => e.emailAddress)).toEqual(['a2@example.test', 'alice@example.test'])
 		expect(api.requests.at(-1)).toEqual({ method: 'GET', path: '/v1/users/user_alice' })
 	})
 

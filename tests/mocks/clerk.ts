@@ -240,7 +240,9 @@ function clerkErrors(code: string, message: string) {
 /** The Backend API's user JSON. `object: 'user'` and `linked_to: []` are required by the SDK. */
 export function clerkUserJson(user: FakeClerkUser): Record<string, unknown> {
 	const createdAt = Date.now() - 86_400_000
-	const emails = [user.email, ...(user.extraEmails ?? [])].map((email) => ({
+	// The primary address listed last: a user who added an address and made it primary has it after
+	// the older ones, so "primary" cannot pass for "first".
+	const emails = [...(user.extraEmails ?? []), user.email].map((email) => ({
 		id: `idn_${randomId(27)}`,
 		object: 'email_address',
 		email_address: email,
@@ -254,7 +256,7 @@ export function clerkUserJson(user: FakeClerkUser): Record<string, unknown> {
 		object: 'user',
 		id: user.id,
 		external_id: null,
-		primary_email_address_id: emails[0]?.id ?? null,
+		primary_email_address_id: emails.at(-1)!.id,
 		primary_phone_number_id: null,
 		primary_web3_wallet_id: null,
 		username: null,

@@ -13,6 +13,10 @@ export interface StandIns {
 	close(): Promise<void>
 }
 
+// The account's keys: the app runs on the test one; a test that switches it to live uses the other.
+const STRIPE_TEST_KEY = 'sk_test_fake'
+export const STRIPE_LIVE_KEY = 'sk_live_fake'
+
 export async function startStandIns(opts: { appUrl?: string } = {}): Promise<StandIns> {
 	const clerk = createClerkTestKeys()
 	const started: Array<{ close(): Promise<void> }> = []
@@ -23,7 +27,8 @@ export async function startStandIns(opts: { appUrl?: string } = {}): Promise<Sta
 		})
 		started.push(clerkApi)
 		// With appUrl, hosted-checkout payments post their events to `${appUrl}/api/billing/webhook`.
-		const stripe = await startFakeStripe(opts.appUrl ? { appUrl: opts.appUrl } : {})
+		// Only the account's keys are taken, as at Stripe: a client given another secret gets its 401.
+		const stripe = await startFakeStripe({ secretKey: [STRIPE_TEST_KEY, STRIPE_LIVE_KEY], ...(opts.appUrl ? { appUrl: opts.appUrl } : {}) })
 		started.push(stripe)
 		const smtp = await startSmtpSink()
 		started.push(smtp)
@@ -37,7 +42,7 @@ export async function startStandIns(opts: { appUrl?: string } = {}): Promise<Sta
 				CLERK_SECRET_KEY: clerk.secretKey,
 				CLERK_JWT_KEY: clerk.jwtKeyPem,
 				CLERK_API_URL: clerkApi.url,
-				STRIPE_SECRET_KEY: 'sk_test_fake',
+				STRIPE_SECRET_KEY: STRIPE_TEST_KEY,
 				STRIPE_WEBHOOK_SECRET: stripe.webhookSecret,
 				STRIPE_API_URL: stripe.url,
 				SMTP_URL: smtp.url,

@@ -24,8 +24,8 @@ export interface FakeStripeOptions {
 	 * account is one the sync has run on. The account's own default configuration is always there.
 	 */
 	seedPortalConfiguration?: boolean
-	/** When set, any other API key gets Stripe's 401. */
-	secretKey?: string
+	/** When set, any other API key gets Stripe's 401 (several: an account's test and live keys). */
+	secretKey?: string | string[]
 }
 
 export interface RecordedRequest {
@@ -151,7 +151,7 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 			...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}),
 		}
 		const key = header('authorization')?.replace(/^Bearer /, '')
-		if (!key || (opts.secretKey && key !== opts.secretKey)) {
+		if (!key || (opts.secretKey && ![opts.secretKey].flat().includes(key))) {
 			return sendJson(
 				res,
 				401,
