@@ -52,6 +52,13 @@ test('form parser: brackets, indices, [] and nesting', () => {
 })
 
 describe('API via the real SDK', () => {
+	test('a parameter the call does not take is 400 parameter_unknown, as at Stripe; expand is taken everywhere', async () => {
+		const params = { email: 'a@example.test', userId: 'u_1' } as unknown as Stripe.CustomerCreateParams
+		await expect(stripe.customers.create(params)).rejects.toMatchObject({ statusCode: 400, code: 'parameter_unknown', param: 'userId' })
+		const customer = await stripe.customers.create({ email: 'a@example.test', expand: ['tax'] })
+		expect(customer.email).toBe('a@example.test')
+	})
+
 	test('customers.create honours idempotency keys', async () => {
 		const a = await stripe.customers.create({ email: 'a@example.test', metadata: { userId: 'u1' } }, { idempotencyKey: 'cust-u1' })
 		const b = await stripe.customers.create({ email: 'a@example.test', metadata: { userId: 'u1' } }, { idempotencyKey: 'cust-u1' })

@@ -3,6 +3,7 @@ import { list } from './form.js'
 import { stripeError, type ApiContext, type ApiResult, type Route } from './respond.js'
 import { billingRoutes } from './routes-billing.js'
 import { catalogRoutes } from './routes-catalog.js'
+import { refuseUnknownParams } from './known-params.js'
 
 const routes: Route[] = [...catalogRoutes, ...billingRoutes]
 
@@ -11,6 +12,8 @@ export function handleApi(ctx: ApiContext, method: string, path: string): ApiRes
 		if (routeMethod !== method) continue
 		const match = pattern.exec(path)
 		if (!match) continue
+		const refused = refuseUnknownParams(method, path, ctx.params)
+		if (refused) return refused
 		const result = handler(ctx, decodeURIComponent(match[1] ?? ''))
 		const expand = list(ctx.params.expand).filter((p): p is string => typeof p === 'string')
 		if (result.status < 300 && expand.length > 0) {
