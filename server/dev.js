@@ -15,6 +15,8 @@ const { createServer } = await import('vite')
 const vite = await createServer({
 	server: {
 		middlewareMode: true,
+		// Its live-reload socket (port 24678) too: it sends the source of a file that fails to compile.
+		hmr: { host: '127.0.0.1' },
 		// Vite serves any file under the project root that its deny list does not name. Its defaults are
 		// kept, and ./data is added: the embedded database and the outbox's contact messages are there.
 		// (Patterns with a slash match the absolute path.)
@@ -57,7 +59,8 @@ server.on('error', async (error) => {
 // every address, as a deployment must.)
 server.listen(config.PORT, '127.0.0.1', () => {
 	const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
-	console.log(`Callsheet (development) is serving on http://localhost:${port} (this machine only)`)
+	// 127.0.0.1, not localhost: a browser may try ::1 first, where another server can be listening.
+	console.log(`Callsheet (development) is serving on http://127.0.0.1:${port} (this machine only)`)
 })
 // Remix's Vite plugin runs a child compiler, a Vite dev server of its own outside middleware mode, whose
 // SIGTERM listener closes only that compiler and exits 143: it raced the stop below (measured: on

@@ -6,6 +6,7 @@ import type MailMessage from 'nodemailer/lib/mailer/mail-message'
 import SMTPPool from 'nodemailer/lib/smtp-pool'
 import { env } from './env.server.ts'
 import { type MailContent, prepareMessage, type PreparedMessage } from './mail/prepared-message.server.ts'
+import { smtpTarget } from './mail/smtp-target.server.ts'
 
 // Short timeouts: a web request waits on this, and nodemailer's defaults (2 min to connect, 10 min
 // idle) would hold a visitor for minutes when the mail server is down or hanging.
@@ -15,15 +16,8 @@ export const OUTBOX_DIR = path.resolve('data', 'outbox')
 
 let pool: SMTPPool | undefined
 
-/** A relay on this machine: nothing between us and it reads the password. */
-function isLoopback(hostname: string) {
-	return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname)
-}
-
 function smtpPool(smtpUrl: string, maxConnections: number): SMTPPool {
-	const url = new URL(smtpUrl)
-	const secure = url.protocol === 'smtps:'
-	const auth = url.username ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } : undefined
+	const { host, port, secure, requireTLS, auth } = smtpTarget(smtpUrl)
 	return new SMTPPool({
 		// Kept-open connections: a new SMTP handshake per message capped contact at ~170/s. Each carries
 		// one message at a time and a visitor waits for it, so this many contact requests can be in
@@ -34,13 +28,10 @@ function smtpPool(smtpUrl: string, maxConnections: number): SMTPPool {
 		// (contact p99 116–134 → 54–77 ms when recycling stopped). 1 000 keeps connections from
 		// living forever on relays that limit them, at a tenth of the handshakes.
 		maxMessages: 1_000,
-		host: url.hostname,
-		port: Number(url.port || (secure ? 465 : 587)),
+		host,
+		port,
 		secure,
-		// smtp:// upgrades with STARTTLS only when the server offers it, so a server that does not (or
-		// anyone between who strips the offer) would read the password in clear. With credentials to a
-		// relay off this machine, no TLS means no login and no message: the visitor gets a 500.
-		requireTLS: Boolean(auth) && !secure && !isLoopback(url.hostname),
+		requireTLS, // smtp-target.server.ts says when, and why
 		auth,
 		...TIMEOUTS,
 	})
@@ -139,8 +130,8 @@ export async function sendMail(content: MailContent): Promise<SendResult> {
 		const info = await sendThroughPool(pool, message)
 		return { delivered: 'smtp', messageId: info.messageId }
 	}
-	await fs.mkdir(OUTBOX_DIR, { recursive: true })
-	await fs.chmod(OUTBOX_DIR, 0o700) // also a folder made before the files were kept private
+	// Made private; one that exists keeps its mode (an operator's, or another user's): its files are 600.
+	await fs.mkdir(OUTBOX_DIR, { recursive: true, mode: 0o700 })
 	// Each accepted message is a file of its own, as each is a delivery through SMTP (contract: "each
 	// message is written … nothing is lost"); a retried one keeps its Message-ID inside (0019). Named by
 	// time, so the folder lists in the order they came, then by a random part, so none replaces another.

@@ -276,6 +276,20 @@ describe('what was stored', () => {
 		expect(stored.rows[0]!.events).toMatchObject([{ action: 'filed', actor: userId }])
 	})
 
+	test('filing again with the same email but a new reason each time is limited as filings are (each writes), and says so', async () => {
+		const userId = userWithEmail('restless@example.com')
+		const file = (reason: string) => fileRequest(app, userId, { confirmEmail: 'restless@example.com', reason })
+		const first = await (await file('reason 0')).json()
+		const statuses: number[] = []
+		for (let attempt = 1; attempt <= 12; attempt++) statuses.push((await file(`reason ${attempt}`)).status)
+		// The first filing counted once (it asked the provider); ten a minute in all.
+		expect(statuses).toEqual([...Array(9).fill(200), 429, 429, 429])
+		// The same reason again writes nothing and is never limited.
+		const same = await file('reason 9')
+		expect(same.status).toBe(200)
+		expect(await same.json()).toEqual(first)
+	})
+
 	// Each answer said saved: true, and the second reason was dropped: only the first was stored.
 	test('filing again with another reason keeps that reason, on the same request, with an audit entry; filing without one keeps it', async () => {
 		const userId = userWithEmail('second.thoughts@example.com')

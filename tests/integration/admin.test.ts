@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl, readStored } from '../support/database.ts'
+import { until } from '../support/deadline.ts'
 import { postForm, postJson } from '../support/http.ts'
 import { projectRoot } from '../support/project.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
@@ -207,6 +208,45 @@ describe('/admin/deletion-requests', () => {
 			['process-refused-subscribed', adminId],
 			['processed', adminId],
 		])
+	})
+})
+
+describe('a filing on its way while its request is withdrawn', () => {
+	// The filing read the pending request, then waited on the identity provider; meanwhile an administrator
+	// withdrew it. Its new reason went nowhere (the update matched no pending row) and it answered
+	// saved: true with the withdrawn request's id.
+	test('is a new pending request with its reason, not the withdrawn one', async () => {
+		const { userId, requestId } = await userWithRequest({ subscribe: false })
+		// Another primary address: this filing takes the path that asks the identity provider.
+		standIns.clerkApi.setUser({ id: userId, email: `new.${userId}@example.com` })
+		standIns.clerkApi.setLatency(1_500)
+		try {
+			const asked = standIns.clerkApi.requests.length
+			const filing = postJson(
+				`${app.url}/api/account/delete-request`,
+				{ confirmEmail: `new.${userId}@example.com`, reason: 'Filed again, with a reason' },
+				auth(userId),
+			)
+			await until(() => standIns.clerkApi.requests.length > asked, 5_000, 'the filing to ask the identity provider')
+			standIns.clerkApi.setLatency(0)
+			expect((await withdraw(requestId)).status).toBe(303)
+			const answer = await filing
+			expect(answer.status).toBe(200)
+			const body = await answer.json()
+			expect(body).toMatchObject({ ok: true, saved: true })
+			expect(body.request_id).not.toBe(requestId)
+			const read = await readStored(app, appEnv, (prisma) =>
+				prisma.deletionRequest.findMany({ where: { user: { clerkId: userId } }, orderBy: { submittedAt: 'asc' } }),
+			)
+			app = read.app
+			standIns.stripe.setWebhookUrl(`${app.url}/api/billing/webhook`)
+			expect(read.value.map(({ id, status, reason }) => ({ id, status, reason }))).toEqual([
+				{ id: requestId, status: 'withdrawn', reason: null },
+				{ id: body.request_id, status: 'pending', reason: 'Filed again, with a reason' },
+			])
+		} finally {
+			standIns.clerkApi.setLatency(0)
+		}
 	})
 })
 

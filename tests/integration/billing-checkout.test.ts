@@ -448,6 +448,15 @@ describe("a row holding another product's subscription, stored before those were
 		expect(await status(userId)).toMatchObject({ plan: 'studio', status: 'trialing', has_subscription: true })
 	})
 
+	test("the processor failing to list the customer's subscriptions: the stored state stands, 409 (not a 500 to retry)", async () => {
+		expectServerLog(/^billing: could not confirm subscription sub_\w+ of user \S+; its stored state stands: /)
+		const { userId } = await rowOfAnotherProduct()
+		standIns.stripe.failNext(/^GET \/v1\/subscriptions$/, 3)
+		const again = await checkout(userId, { plan: 'solo' })
+		expect(again.status).toBe(409)
+		expect(await again.json()).toMatchObject({ code: 'already-subscribed' })
+	})
+
 	test('none of ours at the processor: the row is dropped, said in the log, and checkout opens', async () => {
 		expectServerLog(
 			/^billing: subscription sub_\w+ of user \S+ is another product's, and the customer has none of ours; its stored state is dropped$/,

@@ -180,7 +180,11 @@ describe('npm run dev, as developers run it', () => {
 			}
 			// A machine with no address but loopback has no network to serve.
 			const external = externalIPv4()
-			if (external) await expect(fetch(`http://${external}:${port}/api/health`), external).rejects.toThrow()
+			if (external) {
+				await expect(fetch(`http://${external}:${port}/api/health`), external).rejects.toThrow()
+				// Vite's live-reload socket, which sends a failing file's source and stack.
+				expect(await connects(external, 24_678)).toBe(false)
+			}
 		} finally {
 			dev.killAll()
 			fs.rmSync(probe, { force: true })
@@ -219,6 +223,15 @@ describe('npm run db:migrate, as operators run it', () => {
 		expect(run.stderr + run.stdout).not.toMatch(/migrations? (have been|found)|applied/i)
 	})
 })
+
+/** Whether a TCP connection to host:port is accepted. */
+function connects(host: string, port: number) {
+	return new Promise<boolean>((resolve) => {
+		const socket = net.connect({ host, port })
+		socket.once('connect', () => (socket.destroy(), resolve(true)))
+		socket.once('error', () => resolve(false))
+	})
+}
 
 /** Processes other than `serverPid` holding `databaseUrl` in their environment: the migration CLI a server runs. */
 function processesWithDatabase(databaseUrl: string, serverPid: number | undefined) {

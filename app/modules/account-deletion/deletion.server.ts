@@ -128,15 +128,21 @@ export async function userWithPendingDeletion(clerkId: string): Promise<UserWith
  * was dropped, and only the first was stored), with an audit entry. A filing without one keeps the
  * reason there is. The request keeps its id and time (contract.md §2).
  */
-async function keepReason(user: AppUser, pending: PendingFiling, reason: string | null): Promise<PendingRequest> {
-	if (reason === null || reason === pending.reason) return pending
-	await db().$transaction(async (tx) => {
+async function keepReason(user: AppUser, pending: PendingFiling, input: DeletionRequestInput): Promise<PendingRequest> {
+	const { reason } = input
+	if (!changesReason(pending, reason)) return pending
+	const changed = await db().$transaction(async (tx) => {
 		const { count } = await tx.deletionRequest.updateMany({ where: { id: pending.requestId, status: 'pending' }, data: { reason } })
 		if (count > 0)
 			await tx.deletionRequestEvent.create({ data: { requestId: pending.requestId, action: 'reason-changed', actor: user.clerkId } })
+		return count > 0
 	})
-	return pending
+	// Withdrawn or processed since it was read: nothing was saved on it, so this filing is a new request,
+	// as it would have been a moment later.
+	return changed ? pending : createPending(user, input)
 }
+
+const changesReason = (pending: PendingFiling, reason: string | null) => reason !== null && reason !== pending.reason
 
 /** Creates the pending request and its audit entry together; a concurrent twin makes us read theirs. */
 async function createPending(user: AppUser, { confirmEmail, reason }: DeletionRequestInput): Promise<PendingRequest> {
@@ -154,7 +160,7 @@ async function createPending(user: AppUser, { confirmEmail, reason }: DeletionRe
 		if (!isUniqueViolation(error)) throw error
 		const existing = await pendingDeletionRequest(user.id)
 		if (!existing) throw error
-		return keepReason(user, existing, reason)
+		return keepReason(user, existing, { confirmEmail, reason })
 	}
 }
 
@@ -166,11 +172,15 @@ export async function fileDeletionRequest(
 	// (contract.md §2), without asking the identity provider again or counting against the limit,
 	// which is there for those calls (decision 0014). Any other email takes the full path below.
 	if (readWithUser?.confirmedEmailHash && readWithUser.confirmedEmailHash === confirmedEmailHash(user.id, input.confirmEmail)) {
+		// Only a new reason writes (a row and an audit entry): that write is limited as a filing is.
+		const limit = changesReason(readWithUser, input.reason) ? await deletionLimiter.consume(user.id) : undefined
+		if (limit && !limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
 		try {
-			const pending = await keepReason(user, readWithUser, input.reason)
+			const pending = await keepReason(user, readWithUser, input)
 			return { status: 'ok', requestId: pending.requestId, submittedAt: pending.submittedAt }
 		} catch (error) {
 			console.error(`account-deletion: storing the request of user ${user.id} failed: ${(error as Error).message}`)
+			await limit?.refund()
 			return { status: 'error', code: 'db-error' }
 		}
 	}
@@ -189,7 +199,7 @@ export async function fileDeletionRequest(
 		// Filing again while a request is pending returns that request: no second row. One filed by a
 		// concurrent twin since the user's row was read makes createPending read theirs.
 		const known = readWithUser === undefined ? await pendingDeletionRequest(user.id) : readWithUser
-		const pending = known ? await keepReason(user, known, input.reason) : await createPending(user, input)
+		const pending = known ? await keepReason(user, known, input) : await createPending(user, input)
 		return { status: 'ok', requestId: pending.requestId, submittedAt: pending.submittedAt }
 	} catch (error) {
 		if (isMissingTable(error)) return { status: 'table-missing' }

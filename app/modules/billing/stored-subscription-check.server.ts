@@ -45,7 +45,12 @@ export async function confirmStoredSubscription(processor: Stripe, userId: strin
 	}
 	// Another product's subscription, stored before such were told apart (0029): what counts is the
 	// customer's subscriptions to our plans, read as the webhook reads them. None: the row goes.
-	const ours = await customerSnapshot(processor, fresh)
+	// A processor that cannot list them now (down, 429, 5xx) is one that cannot be asked: the stored
+	// state stands, as above. (customerSnapshot throws those for the webhook, to be retried.)
+	const ours = await customerSnapshot(processor, fresh).catch((error: Error) => {
+		console.warn(`billing: could not confirm subscription ${id} of user ${userId}; its stored state stands: ${error.message}`)
+		return null
+	})
 	if (ours === null) return isLiveProcessorStatus(stored.processorStatus)
 	if (ours.length === 0) {
 		return dropStored(userId, id, "is another product's, and the customer has none of ours")
