@@ -59,8 +59,8 @@ server.on('error', async (error) => {
 // every address, as a deployment must.)
 server.listen(config.PORT, '127.0.0.1', () => {
 	const { port } = /** @type {import('node:net').AddressInfo} */ (server.address())
-	// 127.0.0.1, not localhost: a browser may try ::1 first, where another server can be listening.
-	console.log(`Callsheet (development) is serving on http://127.0.0.1:${port} (this machine only)`)
+	// localhost: APP_URL's default, the origin sign-in accepts sessions from.
+	console.log(`Callsheet (development) is serving on http://localhost:${port} (this machine only)`)
 })
 // Remix's Vite plugin runs a child compiler, a Vite dev server of its own outside middleware mode, whose
 // SIGTERM listener closes only that compiler and exits 143: it raced the stop below (measured: on

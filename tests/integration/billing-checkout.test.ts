@@ -451,7 +451,7 @@ describe("a row holding another product's subscription, stored before those were
 	test("the processor failing to list the customer's subscriptions: the stored state stands, 409 (not a 500 to retry)", async () => {
 		expectServerLog(/^billing: could not confirm subscription sub_\w+ of user \S+; its stored state stands: /)
 		const { userId } = await rowOfAnotherProduct()
-		standIns.stripe.failNext(/^GET \/v1\/subscriptions$/, 3)
+		standIns.stripe.failNext(/^GET \/v1\/subscriptions$/, 2) // the call and the SDK's one retry
 		const again = await checkout(userId, { plan: 'solo' })
 		expect(again.status).toBe(409)
 		expect(await again.json()).toMatchObject({ code: 'already-subscribed' })

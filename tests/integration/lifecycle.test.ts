@@ -224,11 +224,12 @@ describe('npm run db:migrate, as operators run it', () => {
 	})
 })
 
-/** Whether a TCP connection to host:port is accepted. */
+/** Whether a TCP connection to host:port is accepted within 3 s. */
 function connects(host: string, port: number) {
 	return new Promise<boolean>((resolve) => {
-		const socket = net.connect({ host, port })
+		const socket = net.connect({ host, port, timeout: 3_000 })
 		socket.once('connect', () => (socket.destroy(), resolve(true)))
+		socket.once('timeout', () => (socket.destroy(), resolve(false)))
 		socket.once('error', () => resolve(false))
 	})
 }

@@ -126,10 +126,10 @@ export async function userWithPendingDeletion(clerkId: string): Promise<UserWith
 /**
  * Filing again with another reason: the answer says `saved`, so the reason given is the one kept (it
  * was dropped, and only the first was stored), with an audit entry. A filing without one keeps the
- * reason there is. The request keeps its id and time (contract.md §2).
+ * reason there is. The request keeps its id and time (contract.md §2). Null when the request was
+ * withdrawn or processed since it was read: nothing was saved on it, and the filing is a new one.
  */
-async function keepReason(user: AppUser, pending: PendingFiling, input: DeletionRequestInput): Promise<PendingRequest> {
-	const { reason } = input
+async function keepReason(user: AppUser, pending: PendingFiling, reason: string | null): Promise<PendingRequest | null> {
 	if (!changesReason(pending, reason)) return pending
 	const changed = await db().$transaction(async (tx) => {
 		const { count } = await tx.deletionRequest.updateMany({ where: { id: pending.requestId, status: 'pending' }, data: { reason } })
@@ -137,15 +137,14 @@ async function keepReason(user: AppUser, pending: PendingFiling, input: Deletion
 			await tx.deletionRequestEvent.create({ data: { requestId: pending.requestId, action: 'reason-changed', actor: user.clerkId } })
 		return count > 0
 	})
-	// Withdrawn or processed since it was read: nothing was saved on it, so this filing is a new request,
-	// as it would have been a moment later.
-	return changed ? pending : createPending(user, input)
+	return changed ? pending : null
 }
 
 const changesReason = (pending: PendingFiling, reason: string | null) => reason !== null && reason !== pending.reason
 
 /** Creates the pending request and its audit entry together; a concurrent twin makes us read theirs. */
-async function createPending(user: AppUser, { confirmEmail, reason }: DeletionRequestInput): Promise<PendingRequest> {
+async function createPending(user: AppUser, input: DeletionRequestInput): Promise<PendingRequest> {
+	const { confirmEmail, reason } = input
 	try {
 		const created = await db().$transaction(async (tx) => {
 			const request = await tx.deletionRequest.create({
@@ -160,7 +159,7 @@ async function createPending(user: AppUser, { confirmEmail, reason }: DeletionRe
 		if (!isUniqueViolation(error)) throw error
 		const existing = await pendingDeletionRequest(user.id)
 		if (!existing) throw error
-		return keepReason(user, existing, { confirmEmail, reason })
+		return (await keepReason(user, existing, reason)) ?? createPending(user, input)
 	}
 }
 
@@ -175,14 +174,17 @@ export async function fileDeletionRequest(
 		// Only a new reason writes (a row and an audit entry): that write is limited as a filing is.
 		const limit = changesReason(readWithUser, input.reason) ? await deletionLimiter.consume(user.id) : undefined
 		if (limit && !limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
+		let pending: PendingRequest | null
 		try {
-			const pending = await keepReason(user, readWithUser, input)
-			return { status: 'ok', requestId: pending.requestId, submittedAt: pending.submittedAt }
+			pending = await keepReason(user, readWithUser, input.reason)
 		} catch (error) {
 			console.error(`account-deletion: storing the request of user ${user.id} failed: ${(error as Error).message}`)
 			await limit?.refund()
 			return { status: 'error', code: 'db-error' }
 		}
+		if (pending) return { status: 'ok', requestId: pending.requestId, submittedAt: pending.submittedAt }
+		// Withdrawn or processed meanwhile: a new filing, which asks the identity provider (below).
+		await limit?.refund()
 	}
 	// Each attempt costs a call to the identity provider: limit attempts per user.
 	const limit = await deletionLimiter.consume(user.id)
@@ -196,10 +198,12 @@ export async function fileDeletionRequest(
 		return { status: 'error', code: 'email-mismatch' }
 	}
 	try {
-		// Filing again while a request is pending returns that request: no second row. One filed by a
-		// concurrent twin since the user's row was read makes createPending read theirs.
-		const known = readWithUser === undefined ? await pendingDeletionRequest(user.id) : readWithUser
-		const pending = known ? await keepReason(user, known, input) : await createPending(user, input)
+		// Filing again while a request is pending returns that request: no second row. Read again after
+		// the identity provider answered: the one read with the user may have been withdrawn or processed
+		// meanwhile (answered saved, it was closed). One filed by a concurrent twin since makes
+		// createPending read theirs.
+		const known = await pendingDeletionRequest(user.id)
+		const pending = (known && (await keepReason(user, known, input.reason))) ?? (await createPending(user, input))
 		return { status: 'ok', requestId: pending.requestId, submittedAt: pending.submittedAt }
 	} catch (error) {
 		if (isMissingTable(error)) return { status: 'table-missing' }

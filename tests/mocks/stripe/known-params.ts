@@ -7,6 +7,9 @@ const LIST = ['ending_before', 'limit', 'starting_after', 'created']
 const ONE = '/([^/]+)'
 // What creating and updating an object both take.
 const CUSTOMER = [
+	'business_name',
+	'individual_name',
+	'validate',
 	'address',
 	'balance',
 	'cash_balance',
@@ -25,6 +28,7 @@ const CUSTOMER = [
 	'tax_exempt',
 ]
 const PRODUCT = [
+	'tax_details',
 	'active',
 	'description',
 	'images',
@@ -46,9 +50,9 @@ const KNOWN: Array<[method: string, path: RegExp, params: string[]]> = [
 	['GET', new RegExp(`^/v1/customers${ONE}$`), []],
 	['POST', /^\/v1\/customers$/, [...CUSTOMER, 'payment_method', 'tax_id_data', 'test_clock']],
 	['POST', new RegExp(`^/v1/customers${ONE}$`), [...CUSTOMER, 'default_source']],
-	['GET', /^\/v1\/products$/, [...LIST, 'active', 'ids', 'shippable', 'url']],
+	['GET', /^\/v1\/products$/, [...LIST, 'active', 'ids', 'shippable', 'type', 'url']],
 	['GET', new RegExp(`^/v1/products${ONE}$`), []],
-	['POST', /^\/v1\/products$/, [...PRODUCT, 'default_price_data', 'id']],
+	['POST', /^\/v1\/products$/, [...PRODUCT, 'default_price_data', 'id', 'type']],
 	['POST', new RegExp(`^/v1/products${ONE}$`), [...PRODUCT, 'default_price']],
 	['GET', /^\/v1\/prices$/, [...LIST, 'active', 'currency', 'lookup_keys', 'product', 'recurring', 'type']],
 	['GET', new RegExp(`^/v1/prices${ONE}$`), []],
@@ -88,6 +92,16 @@ const KNOWN: Array<[method: string, path: RegExp, params: string[]]> = [
 			'adaptive_pricing',
 			'after_expiration',
 			'allow_promotion_codes',
+			'allowed_payment_method_types',
+			'branding_settings',
+			'customer_account',
+			'excluded_payment_method_types',
+			'integration_identifier',
+			'managed_payments',
+			'name_collection',
+			'origin_context',
+			'permissions',
+			'wallet_options',
 			'automatic_tax',
 			'billing_address_collection',
 			'cancel_url',
@@ -131,7 +145,7 @@ const KNOWN: Array<[method: string, path: RegExp, params: string[]]> = [
 	[
 		'GET',
 		/^\/v1\/checkout\/sessions$/,
-		[...LIST, 'customer', 'customer_details', 'payment_intent', 'payment_link', 'status', 'subscription'],
+		[...LIST, 'customer', 'customer_account', 'customer_details', 'payment_intent', 'payment_link', 'status', 'subscription'],
 	],
 	['GET', new RegExp(`^/v1/checkout/sessions${ONE}$`), []],
 	[
@@ -144,6 +158,8 @@ const KNOWN: Array<[method: string, path: RegExp, params: string[]]> = [
 			'current_period_end',
 			'current_period_start',
 			'customer',
+			'customer_account',
+			'plan',
 			'price',
 			'status',
 			'test_clock',
@@ -155,6 +171,7 @@ const KNOWN: Array<[method: string, path: RegExp, params: string[]]> = [
 		new RegExp(`^/v1/subscriptions${ONE}$`),
 		[
 			'add_invoice_items',
+			'billing_schedules',
 			'application_fee_percent',
 			'automatic_tax',
 			'billing_cycle_anchor',
@@ -188,8 +205,12 @@ const KNOWN: Array<[method: string, path: RegExp, params: string[]]> = [
 	],
 	['DELETE', new RegExp(`^/v1/subscriptions${ONE}$`), ['cancellation_details', 'invoice_now', 'prorate']],
 	['GET', new RegExp(`^/v1/invoices${ONE}$`), []],
-	['POST', /^\/v1\/billing_portal\/sessions$/, ['configuration', 'customer', 'flow_data', 'locale', 'on_behalf_of', 'return_url']],
-	['GET', /^\/v1\/billing_portal\/configurations$/, [...LIST, 'active', 'is_default']],
+	[
+		'POST',
+		/^\/v1\/billing_portal\/sessions$/,
+		['after_expiration', 'configuration', 'customer', 'customer_account', 'flow_data', 'locale', 'on_behalf_of', 'return_url'],
+	],
+	['GET', /^\/v1\/billing_portal\/configurations$/, ['ending_before', 'limit', 'starting_after', 'active', 'is_default']],
 	['GET', new RegExp(`^/v1/billing_portal/configurations${ONE}$`), []],
 	['POST', /^\/v1\/billing_portal\/configurations$/, PORTAL_CONFIGURATION],
 	['POST', new RegExp(`^/v1/billing_portal/configurations${ONE}$`), [...PORTAL_CONFIGURATION, 'active']],
