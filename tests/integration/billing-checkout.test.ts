@@ -509,5 +509,6 @@ describe('identity', () => {
 		const { url } = await (await checkout(userId, { plan: 'team' })).json()
 		const customer = String(standIns.stripe.checkoutParams(sessionIdOf(url))!.customer)
 		expect((await status(userId)).processor_customer_id).toBe(customer)
+		expect(await stored((prisma) => prisma.user.count({ where: { clerkId: userId } }))).toBe(1)
 	})
 })
