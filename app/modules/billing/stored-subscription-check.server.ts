@@ -28,15 +28,17 @@ export async function confirmStoredSubscription(processor: Stripe, userId: strin
 	const stored = await db().subscription.findUnique({ where: { userId }, select: { stripeSubscriptionId: true, processorStatus: true } })
 	if (!stored) return false
 	const id = stored.stripeSubscriptionId
+	/** The processor could not be asked: what is stored stands. */
+	const storedStands = (error: unknown) => {
+		console.warn(`billing: could not confirm subscription ${id} of user ${userId}; its stored state stands: ${(error as Error).message}`)
+		return isLiveProcessorStatus(stored.processorStatus)
+	}
 	const observedAt = await databaseNow()
 	let fresh: Stripe.Subscription
 	try {
 		fresh = await processor.subscriptions.retrieve(id)
 	} catch (error) {
-		if ((error as { code?: string }).code !== 'resource_missing') {
-			console.warn(`billing: could not confirm subscription ${id} of user ${userId}; its stored state stands: ${(error as Error).message}`)
-			return isLiveProcessorStatus(stored.processorStatus)
-		}
+		if ((error as { code?: string }).code !== 'resource_missing') return storedStands(error)
 		return dropStored(userId, id, "is unknown to the processor (deleted, or of the other mode's key)")
 	}
 	if (isOurs(fresh)) {
@@ -47,10 +49,12 @@ export async function confirmStoredSubscription(processor: Stripe, userId: strin
 	// customer's subscriptions to our plans, read as the webhook reads them. None: the row goes.
 	// A processor that cannot list them now (down, 429, 5xx) is one that cannot be asked: the stored
 	// state stands, as above. (customerSnapshot throws those for the webhook, to be retried.)
-	const ours = await customerSnapshot(processor, fresh).catch((error: Error) => {
-		console.warn(`billing: could not confirm subscription ${id} of user ${userId}; its stored state stands: ${error.message}`)
-		return null
-	})
+	let ours: Stripe.Subscription[] | null
+	try {
+		ours = await customerSnapshot(processor, fresh)
+	} catch (error) {
+		return storedStands(error)
+	}
 	if (ours === null) return isLiveProcessorStatus(stored.processorStatus)
 	if (ours.length === 0) {
 		return dropStored(userId, id, "is another product's, and the customer has none of ours")
