@@ -442,6 +442,37 @@ describe.runIf(inject('databaseKind') === 'postgres')('Transactions whose Postgr
 		expect((await retried.json()).url).toMatch(/\/checkout\/cs_/)
 	}, 60_000)
 
+	// The portal finds the customer unknown to the processor and forgets it (customer.server.ts). That
+	// write failing was thrown: the account page's form showed the generic error page, not its notice.
+	test('a portal click whose forgetting of an unknown customer waits past the query timeout: the page says to retry (500), and the retry forgets it', async () => {
+		expectServerLog(
+			/^billing: customer cus_\w+ of user \S+ is unknown to the processor /,
+			/^billing: could not forget customer cus_\w+ of user \S+: /,
+		)
+		const user = await signedInUser()
+		const headers = sessionHeaders(standIns.clerk, user.id)
+		expect((await postJson(`${app.url}/api/billing/checkout`, { plan: 'team' }, headers)).status).toBe(200)
+		const storedCustomer = async () =>
+			(await admin.query<{ id: string | null }>('SELECT "stripeCustomerId" AS id FROM "User" WHERE "clerkId" = $1', [user.id])).rows[0]!.id
+		const customer = await storedCustomer()
+		expect(customer).toMatch(/^cus_/)
+		standIns.stripe.store.objects.delete(customer!) // deleted in the Dashboard
+		const portalForm = () => postForm(`${app.url}/account`, { intent: 'portal' }, { ...headers, Origin: app.url })
+		await holdUserRow(user.id)
+		try {
+			const page = await within(portalForm(), 15_000, 'the portal click that waits on the held row')
+			expect(page.status).toBe(500)
+			expect(await page.text()).toContain('Something went wrong on our side. Nothing was charged: please try again in a moment.')
+		} finally {
+			await locker.query('ROLLBACK')
+		}
+		expect(await storedCustomer()).toBe(customer)
+		const retried = await within(portalForm(), 15_000, 'the portal click once the row is free')
+		expect(retried.status).toBe(404)
+		expect(await retried.text()).toContain('There is no billing account yet: choose a plan first.')
+		expect(await storedCustomer()).toBeNull()
+	}, 60_000)
+
 	test('a transaction that waits past the query timeout answers db-error, leaves no session holding its locks, and the process keeps serving', async () => {
 		expectServerLog(/^account-deletion: storing the request of user \S+ failed: /)
 		const user = await signedInUser()

@@ -88,8 +88,16 @@ export async function openBillingPortal(user: AppUser): Promise<PortalResult> {
 			await confirmStoredSubscription(processor, user.id).catch((failure: unknown) =>
 				console.warn(`billing: could not confirm the stored subscription of user ${user.id}: ${(failure as Error).message}`),
 			)
-			await forgetCustomer(user, user.stripeCustomerId)
-			return { status: 'error', code: 'no-customer' }
+			// Not forgotten, the next click asks the processor again and forgets it then: a retry, not a refusal.
+			// Thrown, the API's 500 came without the log line and the account page showed the generic error page.
+			const forgotten = await forgetCustomer(user, user.stripeCustomerId).then(
+				() => true,
+				(failure: unknown) => {
+					console.error(`billing: could not forget customer ${customer} of user ${user.id}: ${(failure as Error).message}`)
+					return false
+				},
+			)
+			return forgotten ? { status: 'error', code: 'no-customer' } : { status: 'error', code: 'server-error' }
 		}
 		console.error(`billing: portal for user ${user.id} failed: ${(error as Error).message}`)
 		return { status: 'error', code: 'server-error' }
