@@ -7,7 +7,7 @@ import { EmailAddress } from '#app/components/email-address.tsx'
 import { SignOutForm } from '#app/components/sign-out-form.tsx'
 import { deletionFromForm } from '#app/modules/account-deletion/deletion-page.server.ts'
 import { pendingDeletionRequest, userWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
-import { noticeInit, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
+import { portalFromForm } from '#app/modules/billing/billing-page.server.ts'
 import { settleCheckoutReturn } from '#app/modules/billing/checkout-return.server.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
 import { requirePageUserId } from '#app/utils/auth.server.ts'
@@ -96,7 +96,7 @@ export async function action(args: ActionFunctionArgs) {
 	if (intent === 'portal') {
 		const result = await portalFromForm(() => ensureUser(clerkId))
 		if (result instanceof Response) return result
-		return refuse({ notice: result.notice, contact: result.contact, errors: {}, values: {} }, noticeInit(result))
+		return refuse({ notice: result.notice, contact: result.contact, errors: {}, values: {} }, refusalInit(result))
 	}
 	if (intent !== 'delete-request')
 		return refuse(

@@ -8,12 +8,13 @@ import { KEEP_FOCUS } from '#app/utils/client-navigation.ts'
 import { keepAccountHref } from '#app/utils/contact-href.ts'
 import { formatDate } from '#app/utils/format-date.ts'
 import { pendingDeletionRequestOf, userWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
-import { checkoutFromForm, noticeInit, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
+import { checkoutFromForm, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
 import { PLAN_TABLE, PLANS, type Interval } from '#app/modules/billing/plans.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
 import { pageUserId, signInUrl } from '#app/utils/auth.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
 import { formIntent, readForm } from '#app/utils/forms.server.ts'
+import { refusalInit } from '#app/utils/http.server.ts'
 import { pageMeta } from '#app/utils/page-meta.ts'
 import { usePendingSubmission } from '#app/utils/pending-submission.ts'
 import { passRetryAfter } from '#app/utils/retry-after.ts'
@@ -75,7 +76,7 @@ export async function action(args: ActionFunctionArgs) {
 				? await portalFromForm(async () => (await account()).user)
 				: { notice: 'This page was out of date. Reload it and try again.', code: 'bad-body' as const, contact: false }
 	if (result instanceof Response) return result
-	return recordRefusal(args.context, json({ notice: result.notice, contact: result.contact ?? false }, noticeInit(result)))
+	return recordRefusal(args.context, json({ notice: result.notice, contact: result.contact ?? false }, refusalInit(result)))
 }
 
 /**

@@ -8,7 +8,6 @@ import { withinDeadline } from './deadline.server.ts'
 import { cookiesClerkCanRead, handshakeClerkFinds, withinHandshakeBudget } from './handshake-nonce.server.ts'
 import { errorResponse } from './http.server.ts'
 import { SESSION_REFRESHED } from './session-refresh.ts'
-import { ensureUser, type AppUser } from './users.server.ts'
 
 let client: ClerkClient | undefined
 
@@ -213,11 +212,6 @@ export async function requireApiSession(request: Request): Promise<string> {
 	return clerkId
 }
 
-/** For /api/* routes: the signed-in user's row (created on first use), or a thrown JSON 401. */
-export async function requireApiUser(request: Request): Promise<AppUser> {
-	return ensureUser(await requireApiSession(request))
-}
-
 /**
  * For page loaders and actions: the session's user id via @clerk/remix, which may throw Clerk's 307
  * handshake redirect to refresh an expired session (right for a browser, unlike an API client).
@@ -291,12 +285,7 @@ export function signInUrl(returnTo: string) {
 	return `/sign-in?redirect_url=${encodeURIComponent(returnTo)}`
 }
 
-/** For pages that need a user: their row, or a redirect to sign in and back. */
-export async function requirePageUser(args: { request: Request; context: AppLoadContext; params: Params }, returnTo?: string) {
-	return ensureUser(await requirePageUserId(args, returnTo))
-}
-
-/** requirePageUser's check alone, for a page that reads the user's row with more of theirs. */
+/** For pages that need a user: their Clerk id (the page reads their row as it needs), or a redirect to sign in and back. */
 export async function requirePageUserId(args: { request: Request; context: AppLoadContext; params: Params }, returnTo?: string) {
 	const clerkId = await pageUserId(args)
 	if (!clerkId) {

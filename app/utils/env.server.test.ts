@@ -147,4 +147,21 @@ describe('configuration', () => {
 		expect(appUrlLines({})).toEqual([])
 		expect(appUrlLines({ ...keys, APP_URL: 'https://app.callsheet.example' })).toEqual([])
 	})
+
+	test('BENCH_RAISE_LIMITS=1 raises the limits only on a loopback APP_URL, and start-up says which', () => {
+		const read = (source: Record<string, string>) => {
+			const config = parseEnv(source)
+			return { raised: config.limitsRaisedForBench, said: startupWarnings(config).filter((line) => line.startsWith('BENCH_RAISE_LIMITS')) }
+		}
+		expect(read({ BENCH_RAISE_LIMITS: '1' })).toEqual({
+			raised: true,
+			said: ['BENCH_RAISE_LIMITS=1: every rate limit is raised to 1,000,000 a window, for benchmarks. Unset it before serving anyone.'],
+		})
+		expect(read({ BENCH_RAISE_LIMITS: '1', APP_URL: 'http://[::1]:8080' }).raised).toBe(true)
+		const ignored = ['BENCH_RAISE_LIMITS is ignored: it is honoured only when APP_URL is this machine; the rate limits apply as usual.']
+		expect(read({ BENCH_RAISE_LIMITS: '1', APP_URL: 'https://app.callsheet.example' })).toEqual({ raised: false, said: ignored })
+		expect(read({ BENCH_RAISE_LIMITS: 'yes' })).toEqual({ raised: false, said: ignored })
+		expect(read({})).toEqual({ raised: false, said: [] })
+		expect(read({ BENCH_RAISE_LIMITS: ' ' })).toEqual({ raised: false, said: [] })
+	})
 })

@@ -83,6 +83,9 @@ const schema = z.object({
 		})
 		.transform((value) => Number(value ?? 0)),
 	REDIS_URL: urlWithScheme(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
+	// `npm run bench` and `npm run soak` measure the paths behind the limits, not the 429 path (see
+	// limitsRaisedForBench below). Not in .env.example: no deployment has a use for it.
+	BENCH_RAISE_LIMITS: optional,
 	ADMIN_USER_IDS: optional.transform(
 		(value) =>
 			new Set(
@@ -101,6 +104,8 @@ export type Env = Omit<ParsedEnv, 'APP_URL' | 'REGION'> & {
 	REGION: string
 	clerkConfigured: boolean
 	stripeConfigured: boolean
+	/** BENCH_RAISE_LIMITS=1 on a loopback APP_URL: every rate limit is raised, still counted (rate-limit.server.ts). */
+	limitsRaisedForBench: boolean
 }
 
 export class InvalidEnvError extends Error {
@@ -116,12 +121,16 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
 		throw new InvalidEnvError(result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`))
 	}
 	const env = result.data
+	const appUrl = (env.APP_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, '')
 	return {
 		...env,
-		APP_URL: (env.APP_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
+		APP_URL: appUrl,
 		REGION: env.REGION ?? env.FLY_REGION ?? env.VERCEL_REGION ?? env.AWS_REGION ?? 'unknown',
 		clerkConfigured: Boolean(env.CLERK_PUBLISHABLE_KEY && env.CLERK_SECRET_KEY),
 		stripeConfigured: Boolean(env.STRIPE_SECRET_KEY),
+		// Honoured only on this machine: a deployed service (public APP_URL) cannot turn its limits off by
+		// configuration.
+		limitsRaisedForBench: env.BENCH_RAISE_LIMITS === '1' && isLoopbackUrl(appUrl),
 	}
 }
 
@@ -175,6 +184,12 @@ export function startupWarnings(config: Env): string[] {
 			`${typo}The embedded database is for development and trials only: it does not flush writes to disk, so a power loss or system crash can lose or corrupt it. Set DATABASE_URL=postgres://… for real data.`,
 		)
 	}
+	// Said at every start: APP_URL's default is this machine, so a trial serving others on it with the
+	// setting left over from a benchmark would have no limits at all.
+	if (config.limitsRaisedForBench)
+		warnings.push('BENCH_RAISE_LIMITS=1: every rate limit is raised to 1,000,000 a window, for benchmarks. Unset it before serving anyone.')
+	else if (config.BENCH_RAISE_LIMITS !== undefined)
+		warnings.push('BENCH_RAISE_LIMITS is ignored: it is honoured only when APP_URL is this machine; the rate limits apply as usual.')
 	if (!config.SMTP_URL) warnings.push('SMTP_URL not set: mail is NOT being delivered; each message is written to ./data/outbox/ instead.')
 	// A key pasted into the wrong variable starts cleanly and then fails every request that needs it.
 	// A warning, not a refusal: the providers' key formats are theirs to change.

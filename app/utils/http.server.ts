@@ -2,7 +2,9 @@ import type { z } from 'zod'
 import { ReadyBodyRequest, ReadyTextResponse } from './ready-bodies.server.ts'
 
 // Every /api/* failure is { error, code } (+ detail and issues on bad-body). The status of each code
-// is decided here and nowhere else.
+// is decided here. The exceptions are the answers server/app-server.js writes before the app is
+// reached (a malformed request, an unreadable body, a failure outside the app): the same codes and
+// statuses, written there by hand because the build may not be loaded yet.
 export const ERROR_STATUS = {
 	'bad-body': 400,
 	'email-mismatch': 400,

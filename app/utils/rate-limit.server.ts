@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
 import { db, postgresStatements, sqlStateOf } from './db.server.ts'
 import { RATE_LIMITS_TABLE, scheduleExpiredLimitsSweep } from './rate-limit-cleanup.server.ts'
-import { env, isLoopbackUrl } from './env.server.ts'
+import { env } from './env.server.ts'
 
 // Where limits live (contract.md §1, REDIS_URL): Redis when set; else the database when it is
 // PostgreSQL, so several instances share one limit; else memory (the embedded database allows one
@@ -131,16 +131,9 @@ async function createStore(name: string, points: number, duration: number): Prom
 	return [new RateLimiterMemory(base), 'memory']
 }
 
-/**
- * `npm run bench` and `npm run soak` measure the paths behind the limits, not the 429 path, so they
- * set BENCH_RAISE_LIMITS=1. It is honoured only when APP_URL is a loopback address: a deployed
- * service (public APP_URL) cannot turn its limits off by configuration. Counting still happens, in
- * the same store, so the bench measures the same work.
- */
-export function limitsRaisedForBench(appUrl: string, setting: string | undefined) {
-	return setting === '1' && isLoopbackUrl(appUrl)
-}
-
+// `npm run bench` and `npm run soak` measure the paths behind the limits, not the 429 path, so they set
+// BENCH_RAISE_LIMITS=1 (honoured on a loopback APP_URL only: env.server.ts). Counting still happens, in
+// the same store, so the bench measures the same work.
 const RAISED_POINTS = 1_000_000
 
 type LimitSettings = { points: number; durationSeconds: number }
@@ -188,10 +181,7 @@ const refused = (msBeforeNext: number): LimitOutcome => ({
 	retryAfterSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)),
 })
 
-// Decided once: the configuration is fixed after start-up, and parsing APP_URL on every count was ~1 %
-// of a checkout's CPU under load.
-let limitsRaised: boolean | undefined
-const raisedForBench = () => (limitsRaised ??= limitsRaisedForBench(env().APP_URL, process.env.BENCH_RAISE_LIMITS))
+const raisedForBench = () => env().limitsRaisedForBench
 
 /**
  * `points` per window of `durationSeconds` that starts with a key's first request (the library's

@@ -762,6 +762,7 @@ describe('BENCH_RAISE_LIMITS (the benchmark lifts the limits, on loopback only)'
 		})
 		try {
 			expect(await burst(deployed, uniqueIp())).toEqual([200, 200, 200, 200, 200, 429, 429, 429])
+			expect(deployed.output()).toContain('warning: BENCH_RAISE_LIMITS is ignored: it is honoured only when APP_URL is this machine')
 		} finally {
 			await deployed.stop()
 		}
@@ -776,6 +777,7 @@ describe('BENCH_RAISE_LIMITS (the benchmark lifts the limits, on loopback only)'
 		})
 		try {
 			expect(await burst(benched, uniqueIp())).toEqual(Array(8).fill(200))
+			expect(benched.output()).toContain('warning: BENCH_RAISE_LIMITS=1: every rate limit is raised to 1,000,000 a window')
 		} finally {
 			await benched.stop()
 		}

@@ -134,6 +134,17 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stopped and re
 			'We could not confirm that your request was saved. Please try again in a moment: a request is never filed twice.',
 		)
 		expect(formPage).toContain(reason)
+		// A form that could never be filed is the user's to fix, as the API's 400: never "try again".
+		const emptyEmail = await postForm(
+			`${app.url}/account`,
+			{ intent: 'delete-request', confirmEmail: '', reason },
+			{ ...sessionHeaders(standIns.clerk, filer), Origin: app.url },
+		)
+		expect(emptyEmail.status).toBe(400)
+		const emptyEmailPage = await emptyEmail.text()
+		expect(emptyEmailPage).toContain('Type the email address of your account.')
+		expect(emptyEmailPage).not.toContain('Please try again in a moment')
+		expect(emptyEmailPage).toContain(reason)
 		const accountPage = await fetch(`${app.url}/account`, { headers: sessionHeaders(standIns.clerk, filer) })
 		expect(accountPage.status).toBe(200)
 		expect(await accountPage.text()).toContain('We could not load your plan and billing details just now.')

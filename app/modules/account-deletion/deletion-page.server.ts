@@ -38,6 +38,18 @@ export async function deletionFromForm(
 	{ filedPath, accountPath }: { filedPath: string; accountPath: string },
 ): Promise<Response | DeletionRefusal> {
 	const values = formValues(form, ['confirmEmail', 'reason'])
+	const parsed = deletionRequestSchema.safeParse(values)
+	if (!parsed.success) {
+		// The form before the database, as the API reads the body first: one that could never be filed is
+		// the user's to fix (400), down or not, and is never told to retry. The account is read only to show
+		// a request already pending instead (showPending, below); unread, the field errors are shown.
+		const pending = await readAccount().then(
+			(account) => account.pending,
+			() => null,
+		)
+		if (pending) return redirect(accountPath, 303)
+		return { notice: null, errors: fieldErrors(parsed.error), values, init: refusalInit({ code: 'bad-body' }) }
+	}
 	let account: UserWithPendingDeletion
 	try {
 		account = await readAccount()
@@ -51,9 +63,6 @@ export async function deletionFromForm(
 	// Back), the page shows that request and no form: a field's error would have nowhere to appear,
 	// and the page would only say "Error". It shows the request instead. (The API answers as ever.)
 	const showPending = () => (account.pending ? redirect(accountPath, 303) : null)
-	const parsed = deletionRequestSchema.safeParse(values)
-	if (!parsed.success)
-		return showPending() ?? { notice: null, errors: fieldErrors(parsed.error), values, init: refusalInit({ code: 'bad-body' }) }
 	const result = await fileDeletionRequest(account, parsed.data)
 	if (result.status === 'ok') return redirect(filedPath, 303)
 	if (result.status === 'table-missing') {

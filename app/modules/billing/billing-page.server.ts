@@ -1,5 +1,4 @@
 import { redirect } from '@remix-run/node'
-import { refusalInit } from '#app/utils/http.server.ts'
 import { waitInWords } from '#app/utils/retry-after.ts'
 import { billingConfigured } from '#app/utils/stripe.server.ts'
 import type { UserWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
@@ -16,9 +15,6 @@ type BillingFailureCode =
 
 /** `contact`: the page follows the notice with a link to support (nothing the visitor can do fixes it). */
 export type BillingNotice = { notice: string; code: BillingFailureCode | 'rate-limited'; retryAfterSeconds?: number; contact?: boolean }
-
-/** The answer's init for a notice: the status and Retry-After the API sends for its code. */
-export const noticeInit = refusalInit
 
 const NOTICES = {
 	processor_not_configured: {

@@ -7,17 +7,12 @@ import { ensureCustomer, isUnknownCustomer, noteUnknownCustomer } from './custom
 import { PLAN_TABLE } from './plans.ts'
 import { currentPriceIdFor, isRefusedPrice, PriceNotFoundError, priceIdFor } from './prices.server.ts'
 import { confirmStoredSubscription } from './stored-subscription-check.server.ts'
-import { isLiveProcessorStatus } from './subscription-state.ts'
+import { isLiveProcessorStatus, trialEligible } from './subscription-state.ts'
 
 export type CheckoutResult =
 	| { status: 'ok'; url: string }
 	| { status: 'error'; code: 'processor_not_configured' | 'already-subscribed' | 'deletion-pending' | 'server-error' }
 	| { status: 'error'; code: 'rate-limited'; retryAfterSeconds: number }
-
-/** contract.md: a trial only for a user who has never had a subscription or a trial. */
-export function trialEligible(trialUsed: boolean, hasSubscriptionRecord: boolean) {
-	return !trialUsed && !hasSubscriptionRecord
-}
 
 /**
  * Starts a hosted checkout for the signed-in user (contract.md "Checkout session"). `account` is the

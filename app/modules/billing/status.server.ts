@@ -1,9 +1,8 @@
 import { queryRows } from '#app/utils/db.server.ts'
 import { ensureUser, USER_TABLES_SQL } from '#app/utils/users.server.ts'
-import { trialEligible } from './checkout.server.ts'
 import type { BilledPrice } from '#app/utils/format-price.ts'
 import type { Interval } from './plans.ts'
-import { FALLBACK_STATE, subscriptionState, type SubscriptionState } from './subscription-state.ts'
+import { FALLBACK_STATE, subscriptionState, trialEligible, type SubscriptionState } from './subscription-state.ts'
 
 /**
  * The signed-in user's subscription state, from our own database only (what the webhook stored).

@@ -40,8 +40,8 @@ export function isLiveProcessorStatus(processorStatus: string) {
 	return hasSubscription(mapProcessorStatus(processorStatus))
 }
 
-/** What the status endpoint answers on any internal error, so the interface keeps rendering. */
-export const FALLBACK_STATE: SubscriptionState = {
+/** A user who never had a subscription record (their customer id, if any, is added). */
+const FREE_STATE: SubscriptionState = {
 	plan: 'free',
 	status: 'none',
 	credits_daily: PLAN_TABLE.free.creditsDaily,
@@ -50,10 +50,21 @@ export const FALLBACK_STATE: SubscriptionState = {
 	has_subscription: false,
 }
 
+/**
+ * What the status endpoint answers on any internal error, so the interface keeps rendering. The
+ * contract makes it a free user's state; a name of its own so that neither is changed for the other.
+ */
+export const FALLBACK_STATE: SubscriptionState = { ...FREE_STATE }
+
+/** contract.md: a trial only for a user who has never had a subscription or a trial. */
+export function trialEligible(trialUsed: boolean, hasSubscriptionRecord: boolean) {
+	return !trialUsed && !hasSubscriptionRecord
+}
+
 type StoredSubscription = { plan: string; processorStatus: string; currentPeriodEnd: Date | null }
 
 export function subscriptionState(customerId: string | null, stored: StoredSubscription | null): SubscriptionState {
-	if (!stored) return { ...FALLBACK_STATE, processor_customer_id: customerId }
+	if (!stored) return { ...FREE_STATE, processor_customer_id: customerId }
 	const status = mapProcessorStatus(stored.processorStatus)
 	const subscribed = hasSubscription(status)
 	const plan: Plan = subscribed && stored.plan in PLAN_TABLE ? (stored.plan as Plan) : 'free'

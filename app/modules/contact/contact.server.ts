@@ -6,7 +6,7 @@ import { contactEmail } from './contact-email.server.ts'
 
 // The contact capability: one rule set for POST /api/contact and the /contact page's action.
 
-export const CONTACT_RATE_LIMIT = { points: 5, durationSeconds: 60 }
+const CONTACT_RATE_LIMIT = { points: 5, durationSeconds: 60 }
 
 // 5 per rolling minute per client IP (contract.md §2), shared by POST /api/contact and the page's form.
 const contactLimiter = createRollingLimiter('contact', CONTACT_RATE_LIMIT)
