@@ -72,6 +72,10 @@ for (const javaScriptEnabled of [true, false]) {
 				await expect(f.message).toHaveAccessibleDescription(`${typed.message.length} of 10,000 characters`)
 			}
 
+			const posts: string[] = []
+			page.on('request', (request) => {
+				if (request.method() === 'POST' && new URL(request.url()).pathname === '/contact') posts.push(request.url())
+			})
 			if (javaScriptEnabled) {
 				// Hold the submission until the pending state has been seen, then let it through.
 				await whilePostHeld(
@@ -81,6 +85,11 @@ for (const javaScriptEnabled of [true, false]) {
 					async () => {
 						await expect(f.submit).toHaveText('Sending…')
 						await expect(f.submit).toBeDisabled()
+						// Still focused: a disabled button under the focus dropped it to the top of the page.
+						await expect(f.submit).toBeFocused()
+						// Pressed again, or Enter in a field, while it is on its way: nothing is sent twice.
+						await f.submit.click({ force: true }) // force: Playwright itself waits for an aria-disabled button
+						await f.name.press('Enter')
 					},
 				)
 			} else {
@@ -92,6 +101,7 @@ for (const javaScriptEnabled of [true, false]) {
 
 			const form = contactForm(page)
 			await expect(form.getByText('Enter a valid email address.')).toBeVisible()
+			expect(posts).toHaveLength(1)
 			await expect(form.getByText('Enter a subject.')).toBeVisible()
 			await expect(f.submit).toHaveText('Send message')
 			await expect(f.submit).toBeEnabled()

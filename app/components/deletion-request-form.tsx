@@ -6,6 +6,7 @@ import { formatDate } from '#app/utils/format-date.ts'
 import { EmailAddress } from './email-address.tsx'
 import { ErrorSummary } from './error-summary.tsx'
 import { CountedTextAreaField, TextField } from './field.tsx'
+import { SubmitButton } from '#app/components/submit-button.tsx'
 
 const FIELDS = ['confirmEmail', 'reason'] as const
 
@@ -97,9 +98,9 @@ export function DeletionRequestSection({
 							error={errors.reason}
 						/>
 						<div>
-							<button className="button button--danger" type="submit" disabled={busy}>
+							<SubmitButton className="button button--danger" busy={busy}>
 								Request account deletion
-							</button>
+							</SubmitButton>
 						</div>
 					</Form>
 				</>

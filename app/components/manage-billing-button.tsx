@@ -1,4 +1,5 @@
 import { Form } from '@remix-run/react'
+import { SubmitButton } from '#app/components/submit-button.tsx'
 
 type Props = {
 	/** Waits while a billing form of the page is on its way. */
@@ -13,9 +14,9 @@ export function ManageBillingButton({ busy, opening = busy, action }: Props) {
 	return (
 		<Form method="post" action={action}>
 			<input type="hidden" name="intent" value="portal" />
-			<button className="button button--secondary" type="submit" disabled={busy}>
+			<SubmitButton className="button button--secondary" busy={busy}>
 				{opening ? 'Opening billing…' : 'Manage billing'}
-			</button>
+			</SubmitButton>
 			{/* The pressed button goes disabled as its words change: said here too, where screen readers hear it. */}
 			<span className="visually-hidden" aria-live="polite">
 				{opening ? 'Opening billing…' : ''}

@@ -1,5 +1,6 @@
 import { Form } from '@remix-run/react'
 import type { Interval, PlanDetails } from '#app/modules/billing/plans.ts'
+import { SubmitButton } from '#app/components/submit-button.tsx'
 
 type Props = {
 	plan: PlanDetails
@@ -80,10 +81,10 @@ export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, 
 					<input type="hidden" name="plan" value={plan.id} />
 					<input type="hidden" name="interval" value={interval} />
 					{/* The name starts with the words on the button (WCAG 2.5.3), then says which plan. */}
-					<button className="button" type="submit" disabled={busy}>
+					<SubmitButton className="button" busy={busy}>
 						{opening ? 'Opening checkout…' : trial ? 'Start free trial' : 'Subscribe'}
 						<span className="visually-hidden">{` ${opening ? 'for' : trial ? 'of' : 'to'} ${plan.name}, billed ${billed}`}</span>
-					</button>
+					</SubmitButton>
 				</Form>
 			)}
 		</li>

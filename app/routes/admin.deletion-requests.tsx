@@ -18,6 +18,7 @@ import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-t
 import { readForm } from '#app/utils/forms.server.ts'
 import { pageMeta } from '#app/utils/page-meta.ts'
 import { usePendingSubmission } from '#app/utils/pending-submission.ts'
+import { SubmitButton } from '#app/components/submit-button.tsx'
 
 const PAGE_PATH = '/admin/deletion-requests'
 
@@ -267,10 +268,10 @@ function ConfirmedAction({ intent, tick, button, secondary = false, row, busy, u
 					{TICKS[tick].missing}
 				</p>
 			) : null}
-			<button className={secondary ? 'button button--secondary' : 'button'} type="submit" disabled={busy}>
+			<SubmitButton className={secondary ? 'button button--secondary' : 'button'} busy={busy}>
 				{button}
 				{whose}
-			</button>
+			</SubmitButton>
 		</Form>
 	)
 }

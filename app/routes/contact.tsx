@@ -12,6 +12,7 @@ import { pageMeta } from '#app/utils/page-meta.ts'
 import { passRetryAfter, waitInWords } from '#app/utils/retry-after.ts'
 import { contactSchema, suggestedSubject } from '#app/utils/validation/contact.ts'
 import { CONTACT_LIMITS } from '#app/utils/validation/limits.ts'
+import { SubmitButton } from '#app/components/submit-button.tsx'
 
 const FIELDS = ['name', 'email', 'subject', 'message'] as const
 // People never see this field; bots that fill every input do. Such posts are dropped silently.
@@ -152,9 +153,9 @@ export default function ContactPage() {
 					<input id={HONEYPOT} name={HONEYPOT} type="text" tabIndex={-1} autoComplete="off" defaultValue="" />
 				</div>
 				<div>
-					<button className="button" type="submit" disabled={sending} aria-disabled={sending}>
+					<SubmitButton className="button" busy={sending}>
 						{sending ? 'Sending…' : 'Send message'}
-					</button>
+					</SubmitButton>
 				</div>
 			</Form>
 		</div>

@@ -148,6 +148,42 @@ describe('configuration', () => {
 		expect(appUrlLines({ ...keys, APP_URL: 'https://app.callsheet.example' })).toEqual([])
 	})
 
+	test('a public APP_URL with test keys, keys of two modes, or http:// under sign-in: start-up says so, naming no key', () => {
+		const said = (source: Record<string, string>) =>
+			startupWarnings(parseEnv(source)).filter((line) => /test-mode|development instance|keys are|\(http:\/\/\)/.test(line))
+		const clerkTest = { CLERK_PUBLISHABLE_KEY: 'pk_test_Y2xlcmsuZXhhbXBsZS50ZXN0JA==', CLERK_SECRET_KEY: 'sk_test_secretvalue' }
+		const clerkLive = { CLERK_PUBLISHABLE_KEY: 'pk_live_Y2xlcmsuZXhhbXBsZS50ZXN0JA==', CLERK_SECRET_KEY: 'sk_live_secretvalue' }
+		const https = { APP_URL: 'https://app.callsheet.example' }
+		expect(said({ ...https, ...clerkLive, STRIPE_SECRET_KEY: 'sk_live_secretvalue' })).toEqual([])
+		expect(said({ ...https, ...clerkLive, STRIPE_SECRET_KEY: 'sk_test_secretvalue' })).toEqual([
+			'STRIPE_SECRET_KEY is a test-mode key on https://app.callsheet.example: checkout takes no real payments (fine for staging, not for customers).',
+			'The Clerk keys are live keys and STRIPE_SECRET_KEY is a test-mode key: check that one of them is not left over from another deployment.',
+		])
+		expect(said({ ...https, ...clerkTest, STRIPE_SECRET_KEY: 'rk_test_secretvalue' })).toEqual([
+			'STRIPE_SECRET_KEY is a test-mode key on https://app.callsheet.example: checkout takes no real payments (fine for staging, not for customers).',
+			"The Clerk keys are a development instance's on https://app.callsheet.example: fine for staging; customers sign in to a production instance.",
+		])
+		expect(said({ ...https, ...clerkTest, STRIPE_SECRET_KEY: 'sk_live_secretvalue' })).toContain(
+			'The Clerk keys are development keys and STRIPE_SECRET_KEY is a live-mode key: check that one of them is not left over from another deployment.',
+		)
+		expect(said({ ...clerkLive, APP_URL: 'http://callsheet.example' })).toEqual([
+			'APP_URL is http://callsheet.example (http://): sign-in accepts sessions only from pages served at that exact origin. If users reach the site over https://, set APP_URL to the https:// address or every signed-in request answers 401.',
+		])
+		// On this machine (development, the quick start, the tests) none of it is news.
+		expect(said({ ...clerkTest, STRIPE_SECRET_KEY: 'sk_test_secretvalue' })).toEqual([])
+		expect(said({ ...clerkLive, STRIPE_SECRET_KEY: 'sk_test_secretvalue', APP_URL: 'http://127.0.0.1:3000' })).toEqual([])
+		const all = startupWarnings(parseEnv({ ...https, ...clerkTest, STRIPE_SECRET_KEY: 'sk_live_secretvalue' })).join('\n')
+		expect(all).not.toContain('secretvalue')
+	})
+
+	test('ADMIN_USER_IDS written with spaces or semicolons inside an id stops start-up; commas with spaces around them are read', () => {
+		expect(problemsOf({ ADMIN_USER_IDS: 'user_1; user_2' })).toEqual([
+			'ADMIN_USER_IDS: must be Clerk user ids separated by commas (e.g. user_2abc,user_2def), with no spaces or semicolons inside an id',
+		])
+		expect(problemsOf({ ADMIN_USER_IDS: 'user_1 user_2' })).toHaveLength(1)
+		expect([...parseEnv({ ADMIN_USER_IDS: ' user_1 , user_2,' }).ADMIN_USER_IDS]).toEqual(['user_1', 'user_2'])
+	})
+
 	test('BENCH_RAISE_LIMITS=1 raises the limits only on a loopback APP_URL, and start-up says which', () => {
 		const read = (source: Record<string, string>) => {
 			const config = parseEnv(source)

@@ -86,15 +86,21 @@ const schema = z.object({
 	// `npm run bench` and `npm run soak` measure the paths behind the limits, not the 429 path (see
 	// limitsRaisedForBench below). Not in .env.example: no deployment has a use for it.
 	BENCH_RAISE_LIMITS: optional,
-	ADMIN_USER_IDS: optional.transform(
-		(value) =>
-			new Set(
-				(value ?? '')
-					.split(',')
-					.map((id) => id.trim())
-					.filter(Boolean),
-			),
-	),
+	// Comma-separated. An id with a space or ';' in it is a list written another way: one id that matches
+	// nobody would leave the deletion requests without an administrator, so it is refused at start-up.
+	ADMIN_USER_IDS: optional
+		.transform(
+			(value) =>
+				new Set(
+					(value ?? '')
+						.split(',')
+						.map((id) => id.trim())
+						.filter(Boolean),
+				),
+		)
+		.refine((ids) => [...ids].every((id) => !/[\s;]/.test(id)), {
+			message: 'must be Clerk user ids separated by commas (e.g. user_2abc,user_2def), with no spaces or semicolons inside an id',
+		}),
 })
 
 type ParsedEnv = z.output<typeof schema>
@@ -199,6 +205,42 @@ export function startupWarnings(config: Env): string[] {
 			warnings.push(`${name} does not look like one (expected it to start with ${prefixes.join(' or ')}): check it is not another key.`)
 		}
 	}
+	warnings.push(...deploymentWarnings(config))
+	return warnings
+}
+
+const testKey = (value: string | undefined) => value !== undefined && /^(pk|sk|rk)_test_/.test(value)
+const liveKey = (value: string | undefined) => value !== undefined && /^(pk|sk|rk)_live_/.test(value)
+
+/**
+ * What starts cleanly on a public address and then misbehaves for every user: said once at start-up,
+ * naming keys by their mode only (never a key).
+ */
+function deploymentWarnings(config: Env): string[] {
+	const warnings: string[] = []
+	if (isLoopbackUrl(config.APP_URL)) return warnings
+	const stripeTest = testKey(config.STRIPE_SECRET_KEY)
+	const clerkTest = testKey(config.CLERK_PUBLISHABLE_KEY) || testKey(config.CLERK_SECRET_KEY)
+	if (stripeTest)
+		warnings.push(
+			`STRIPE_SECRET_KEY is a test-mode key on ${config.APP_URL}: checkout takes no real payments (fine for staging, not for customers).`,
+		)
+	if (clerkTest)
+		warnings.push(
+			`The Clerk keys are a development instance's on ${config.APP_URL}: fine for staging; customers sign in to a production instance.`,
+		)
+	const clerkLive = liveKey(config.CLERK_PUBLISHABLE_KEY) || liveKey(config.CLERK_SECRET_KEY)
+	const stripeLive = liveKey(config.STRIPE_SECRET_KEY)
+	if ((clerkLive && stripeTest) || (clerkTest && stripeLive))
+		warnings.push(
+			`The Clerk keys are ${clerkLive ? 'live' : 'development'} keys and STRIPE_SECRET_KEY is a ${stripeLive ? 'live' : 'test'}-mode key: check that one of them is not left over from another deployment.`,
+		)
+	// Behind a proxy that ends TLS the browser's pages are https://, and sign-in accepts sessions only
+	// from APP_URL's origin: every signed-in request would be 401, with nothing at start-up to say why.
+	if (config.clerkConfigured && new URL(config.APP_URL).protocol === 'http:')
+		warnings.push(
+			`APP_URL is ${config.APP_URL} (http://): sign-in accepts sessions only from pages served at that exact origin. If users reach the site over https://, set APP_URL to the https:// address or every signed-in request answers 401.`,
+		)
 	return warnings
 }
 
