@@ -100,8 +100,10 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
 		try {
 			await entry.stopServices()
 		} catch (error) {
-			// The database could not be closed cleanly (a full disk, say): said so, and not a clean exit.
-			console.error(`stopping: closing the services failed: ${error instanceof Error ? error.name : typeof error}`)
+			// The database could not be closed cleanly (a full disk, PostgreSQL not answering): said so, and
+			// not a clean exit. Only the timeout's own words are printed: a driver's message may quote a URL.
+			const said = error instanceof Error && error.name === 'DatabaseCloseTimeout' ? `${error.message}; exiting without it` : undefined
+			console.error(`stopping: closing the services failed: ${said ?? (error instanceof Error ? error.name : typeof error)}`)
 			process.exit(1)
 		}
 		console.log('stopped')

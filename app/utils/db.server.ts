@@ -19,6 +19,28 @@ type Connection = {
 	close: () => Promise<void>
 }
 
+/**
+ * Closing PostgreSQL's connections waits for the server to answer. One that stops answering (a
+ * partitioned network, a frozen host) held the close, and with it the stopping process, until the
+ * operating system gave up on the sockets, minutes later: a supervisor would kill it first. Past this
+ * the close is given up (the connections close with the process). Not the embedded database: its close
+ * writes its files, and is never cut short.
+ */
+export const POSTGRES_CLOSE_TIMEOUT_MS = 3_000
+
+export class DatabaseCloseTimeout extends Error {
+	override name = 'DatabaseCloseTimeout'
+}
+
+function closeWithin<T>(ms: number, close: () => Promise<T>): Promise<T> {
+	let timer: NodeJS.Timeout | undefined
+	const late = new Promise<never>((_, reject) => {
+		timer = setTimeout(() => reject(new DatabaseCloseTimeout(`PostgreSQL did not answer the close within ${ms / 1000} s`)), ms)
+		timer.unref()
+	})
+	return Promise.race([close(), late]).finally(() => clearTimeout(timer))
+}
+
 // Kept on globalThis so the dev server's module reloads reuse one connection (and one PGlite lock).
 const holder = globalThis as typeof globalThis & { __callsheetDb?: Connection }
 
@@ -56,7 +78,8 @@ export async function connectDatabase({ databaseUrl, projectRoot, migrate = true
 			// Named: the connection parses and plans the statement once, then only binds values.
 			sql: async ({ name, text }, values) => (await statements.query({ name, text, values })).rows,
 			statements,
-			close: async () => (await prisma.$disconnect(), await statements.close(), await database.close()),
+			close: () =>
+				closeWithin(POSTGRES_CLOSE_TIMEOUT_MS, async () => (await prisma.$disconnect(), await statements.close(), await database.close())),
 		}
 		return holder.__callsheetDb
 	}

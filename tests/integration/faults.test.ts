@@ -256,6 +256,21 @@ describe.runIf(inject('databaseKind') === 'postgres')('PostgreSQL stops answerin
 		expect(retried.status).toBe(200)
 		expect(await retried.json()).toMatchObject({ saved: true })
 	})
+
+	// Closing the connections waits for PostgreSQL's answer: the stop waited for as long as it did not
+	// answer (minutes, until the operating system gave up), and a supervisor would kill it first.
+	test('SIGTERM while PostgreSQL does not answer: the server stops within seconds, says why, and exits 1', async () => {
+		expectServerLog(/^stopping: closing the services failed: PostgreSQL did not answer the close /)
+		const id = newClerkUserId()
+		expect((await fetch(`${app.url}/api/billing/status`, { headers: sessionHeaders(standIns.clerk, id) })).status).toBe(200)
+		proxy.freeze()
+		const code = await within(app.stop(), 15_000, 'the stop while the database hangs')
+		expect(code).toBe(1)
+		expect(app.errorOutput()).toContain(
+			'stopping: closing the services failed: PostgreSQL did not answer the close within 3 s; exiting without it',
+		)
+		expect(app.output()).not.toContain('stopped\n')
+	})
 })
 
 // A billing webhook that arrives while the database stops answering: the answer must make the

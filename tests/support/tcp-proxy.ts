@@ -17,8 +17,11 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
 		socket.on('close', () => sockets.delete(socket))
 		socket.on('error', () => socket.destroy())
 	}
-	const server = net.createServer((client) => {
+	// Half-open allowed: a stopped host's kernel takes the app's FIN and never answers with its own, so
+	// a frozen proxy must not end its side by itself (Node's default) either.
+	const server = net.createServer({ allowHalfOpen: true }, (client) => {
 		track(client)
+		client.on('end', () => frozen || client.end())
 		const upstream = net.connect(target.port, target.host)
 		track(upstream)
 		client.on('data', (chunk) => frozen || upstream.write(chunk))
