@@ -45,6 +45,18 @@ export function secretKeyMode(): 'live' | 'test' | undefined {
 }
 
 /**
+ * The processor's "no such object" for a live one asked with a test key: Stripe's 404 names the other
+ * mode ("…; a similar object exists in live mode, but a test mode key was used to make this request").
+ * That is an instance configured wrong (a staging key on the production database, one instance of a
+ * rollout), not an object that is gone: nothing it reads may drop or replace what live keys made.
+ * (A live key meeting test objects is the switch from test keys to live ones, which replaces them: 0029.)
+ */
+export function isLiveObjectAskedWithTestKey(error: unknown): boolean {
+	const { code, message } = error as { code?: unknown; message?: unknown }
+	return code === 'resource_missing' && typeof message === 'string' && message.includes('a similar object exists in live mode')
+}
+
+/**
  * Whether billing is on at all (contract: checkout answers 503 processor_not_configured without the
  * key). Routes ask first, so that nothing is read or created for the user while billing is off, and a
  * database fault cannot turn "billing is off" into a 500.

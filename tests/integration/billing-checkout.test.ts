@@ -3,11 +3,16 @@ import type { StripeObject } from '../mocks/stripe.ts'
 import { postForm, postJson } from '../support/http.ts'
 import { newClerkUserId } from '../support/sessions.ts'
 import { FREE_STATUS } from '../support/status-payloads.ts'
+import { STRIPE_LIVE_KEY } from '../mocks/serve-all.ts'
+import { startApp } from '../support/app-server.ts'
+import { freshDatabaseUrl } from '../support/database.ts'
 import { PAID_PLANS } from '#app/modules/billing/plans.ts'
 import {
 	app,
+	appEnv,
 	auth,
 	checkout,
+	pay,
 	serveBillingApp,
 	sessionIdOf,
 	standIns,
@@ -510,5 +515,79 @@ describe('identity', () => {
 		const customer = String(standIns.stripe.checkoutParams(sessionIdOf(url))!.customer)
 		expect((await status(userId)).processor_customer_id).toBe(customer)
 		expect(await stored((prisma) => prisma.user.count({ where: { clerkId: userId } }))).toBe(1)
+	})
+})
+
+// Stripe keeps live and test objects apart, and says which when a key of one mode asks for an object
+// of the other (the stand-in does the same). 0029 replaces a customer the processor does not know:
+// right for the switch from test keys to live ones, wrong for one instance started with a test key on
+// the production database (a rollout, a staging key): it dropped paying users' plans and replaced
+// their customers, for every instance, while their live subscriptions went on billing.
+describe('keys of two modes on one database', () => {
+	const statusAt = async (url: string, userId: string) => (await fetch(`${url}/api/billing/status`, { headers: auth(userId) })).json()
+	const subscribeWithKey = async (key: string, databaseUrl: string, userId: string) => {
+		const server = await startApp({ ...appEnv, DATABASE_URL: databaseUrl, STRIPE_SECRET_KEY: key })
+		standIns.stripe.setWebhookUrl(`${server.url}/api/billing/webhook`)
+		try {
+			const opened = await postJson(`${server.url}/api/billing/checkout`, { plan: 'team' }, auth(userId))
+			expect(opened.status).toBe(200)
+			await pay((await opened.json()).url)
+			const state = await statusAt(server.url, userId)
+			expect(state).toMatchObject({ plan: 'team', has_subscription: true, processor_customer_id: expect.stringMatching(/^cus_/) })
+			return String(state.processor_customer_id)
+		} finally {
+			await server.stop()
+			standIns.stripe.setWebhookUrl(`${app.url}/api/billing/webhook`)
+		}
+	}
+
+	test('an instance on a test key drops, replaces and forgets nothing a live key made: checkout is 409 on the stored plan, the portal 500 to retry', async () => {
+		const otherMode = 'a similar object exists in live mode, but a test mode key was used to make this request.'
+		expectServerLog(
+			new RegExp(
+				`^billing: could not confirm subscription sub_\\w+ of user \\S+; its stored state stands: No such subscription: 'sub_\\w+'; ${otherMode.replaceAll('.', '\\.')}$`,
+			),
+			new RegExp(`^billing: portal for user \\S+ failed: No such customer: 'cus_\\w+'; ${otherMode.replaceAll('.', '\\.')}$`),
+		)
+		const databaseUrl = await freshDatabaseUrl()
+		const userId = newClerkUserId()
+		const customer = await subscribeWithKey(STRIPE_LIVE_KEY, databaseUrl, userId)
+		const server = await startApp({ ...appEnv, DATABASE_URL: databaseUrl }) // appEnv's test key
+		try {
+			const again = await postJson(`${server.url}/api/billing/checkout`, { plan: 'solo' }, auth(userId))
+			expect(again.status).toBe(409)
+			expect(await again.json()).toMatchObject({ code: 'already-subscribed' })
+			const portal = await postJson(`${server.url}/api/billing/portal`, {}, auth(userId))
+			expect(portal.status).toBe(500)
+			expect(await portal.json()).toMatchObject({ code: 'server-error' })
+			expect(await statusAt(server.url, userId)).toMatchObject({ plan: 'team', has_subscription: true, processor_customer_id: customer })
+		} finally {
+			await server.stop()
+		}
+	})
+
+	test('the switch from test keys to live ones: the live key replaces the test customer and drops the test plan (0029)', async () => {
+		expectServerLog(
+			/^billing: subscription sub_\w+ of user \S+ is unknown to the processor \(deleted, or of the other mode's key\); its stored state is dropped$/,
+			/^billing: customer cus_\w+ of user \S+ is unknown to the processor \(deleted, or made with the other mode's key\); a new one replaces it$/,
+		)
+		const databaseUrl = await freshDatabaseUrl()
+		const userId = newClerkUserId()
+		const testCustomer = await subscribeWithKey(appEnv.STRIPE_SECRET_KEY!, databaseUrl, userId)
+		const server = await startApp({ ...appEnv, DATABASE_URL: databaseUrl, STRIPE_SECRET_KEY: STRIPE_LIVE_KEY })
+		try {
+			const live = await postJson(`${server.url}/api/billing/checkout`, { plan: 'team' }, auth(userId))
+			expect(live.status).toBe(200)
+			const liveCustomer = String(standIns.stripe.checkoutParams(sessionIdOf((await live.json()).url))!.customer)
+			expect(liveCustomer).not.toBe(testCustomer)
+			expect(standIns.stripe.store.objects.get(liveCustomer)).toMatchObject({ livemode: true })
+			expect(await statusAt(server.url, userId)).toMatchObject({
+				plan: 'free',
+				has_subscription: false,
+				processor_customer_id: liveCustomer,
+			})
+		} finally {
+			await server.stop()
+		}
 	})
 })

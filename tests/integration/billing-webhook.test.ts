@@ -161,11 +161,18 @@ describe('POST /api/billing/webhook', () => {
 			/^billing: webhook \S+ \(checkout\.session\.completed\) is a live-mode event but STRIPE_SECRET_KEY is a test key; not recorded, the processor will retry it: set the key and the signing secret of one mode$/,
 		)
 		const databaseUrl = await freshDatabaseUrl()
-		// The app runs on a test key (appEnv's) while the endpoint whose secret it holds sends live events.
+		// A checkout opened and paid in live mode (the processor keeps the modes apart)…
 		const userId = newClerkUserId()
-		let server = await startApp({ ...appEnv, DATABASE_URL: databaseUrl })
+		let server = await startApp({ ...appEnv, STRIPE_SECRET_KEY: STRIPE_LIVE_KEY, DATABASE_URL: databaseUrl })
+		let session: StripeObject
 		try {
-			const session = await paidUnheard(server.url, userId)
+			session = await paidUnheard(server.url, userId)
+		} finally {
+			await server.stop()
+		}
+		// …then the app runs on a test key (appEnv's) while the endpoint whose secret it holds sends live events.
+		server = await startApp({ ...appEnv, DATABASE_URL: databaseUrl })
+		try {
 			const live = standIns.stripe.signEvent({ ...standIns.stripe.makeEvent('checkout.session.completed', session), livemode: true })
 			const before = standIns.stripe.requests.length
 			for (const attempt of [1, 2]) {

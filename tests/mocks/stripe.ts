@@ -113,6 +113,7 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 			return Array.isArray(value) ? value[0] : value
 		}
 		const idempotencyKey = header('idempotency-key')
+		const livemode = /^Bearer (sk|rk)_live_/.test(header('authorization') ?? '')
 		requests.push({
 			method,
 			path: url.pathname,
@@ -135,7 +136,7 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 		if (mode === 'reset') return void req.socket.destroy()
 		const failsHere = failing !== null && failing.times > 0 && failing.pattern.test(`${method} ${url.pathname}`)
 		if (failsHere) failing!.times--
-		if (failsHere && failing!.afterApplying) handleApi({ store, fakeUrl, params }, method, url.pathname)
+		if (failsHere && failing!.afterApplying) handleApi({ store, fakeUrl, params, livemode }, method, url.pathname)
 		if (mode === 'error500' || failsHere) {
 			const failure = { error: { type: 'api_error', message: 'An unknown error occurred (fake Stripe error500 mode).' } }
 			// Stripe saves the result of a request that started executing under its idempotency key,
@@ -191,7 +192,7 @@ export async function startFakeStripe(opts: FakeStripeOptions = {}): Promise<Fak
 			const message = `Unrecognized request URL (${method}: ${url.pathname}).`
 			return sendJson(res, 404, { error: { type: 'invalid_request_error', message } }, responseHeaders)
 		}
-		const result = handleApi({ store, fakeUrl, params }, method, url.pathname)
+		const result = handleApi({ store, fakeUrl, params, livemode }, method, url.pathname)
 		if (method === 'POST' && idempotencyKey && result.status < 300) {
 			replays.set(idempotencyKey, { fingerprint, ...result })
 		}

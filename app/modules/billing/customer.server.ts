@@ -1,6 +1,6 @@
 import type Stripe from 'stripe'
 import { db } from '#app/utils/db.server.ts'
-import { createOnceUnder } from '#app/utils/stripe.server.ts'
+import { createOnceUnder, isLiveObjectAskedWithTestKey } from '#app/utils/stripe.server.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
 
 /**
@@ -58,11 +58,12 @@ async function customerMadeFor(stripe: Stripe, userId: string, since: number): P
 /**
  * The processor does not know this customer: deleted in the Dashboard, or made under the other mode's
  * key (a database used with test keys, then live ones). Reusing the stored id would fail every
- * checkout and portal session of this user for good.
+ * checkout and portal session of this user for good. Not a live customer asked with a test key: that
+ * instance's key is wrong, and the customer is not replaced or forgotten (the request fails, to retry).
  */
 export function isUnknownCustomer(error: unknown) {
 	const { code, param } = error as { code?: unknown; param?: unknown }
-	return code === 'resource_missing' && param === 'customer'
+	return code === 'resource_missing' && param === 'customer' && !isLiveObjectAskedWithTestKey(error)
 }
 
 export function noteUnknownCustomer(user: AppUser, customerId: string, then: string) {

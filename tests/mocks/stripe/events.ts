@@ -30,7 +30,8 @@ export function makeEvent(
 			object: structuredClone(object),
 			...(opts.previousAttributes ? { previous_attributes: opts.previousAttributes } : {}),
 		},
-		livemode: false,
+		// An event is of its object's mode (the fake's objects are test-mode unless a live key made them).
+		livemode: object.livemode === true,
 		pending_webhooks: 1,
 		request: { id: `req_${randomId(14)}`, idempotency_key: null },
 		type,

@@ -8,6 +8,8 @@ export interface ApiContext {
 	/** Base URL of the fake, for hosted page URLs. */
 	fakeUrl: string
 	params: FormObject
+	/** The mode of the request's key (sk_live_… / rk_live_…): customers and subscriptions are kept apart by it. */
+	livemode: boolean
 }
 
 export interface ApiResult {

@@ -28,6 +28,9 @@ export interface SeedSubscription {
 	trialEnd?: number | null
 }
 
+/** The objects a key of one mode never sees of the other. */
+const MODE_SCOPED = new Set(['customer', 'subscription'])
+
 export class StripeStore {
 	/** Every object by id: one map makes `expand[]` generic. */
 	readonly objects = new Map<string, StripeObject>()
@@ -39,18 +42,31 @@ export class StripeStore {
 		this.put(accountDefaultPortalConfiguration())
 	}
 
+	/**
+	 * The mode of the API request being handled (its key's), undefined outside one (the tests' own
+	 * reads, the hosted pages). Customers and subscriptions of the other mode are not found by a
+	 * request, as at Stripe. The catalogue (products, prices, portal configurations) is shared by both
+	 * modes here, so that a live key's checkout finds the seeded plans: a difference from Stripe.
+	 */
+	requestLivemode: boolean | undefined
+
 	put<T extends StripeObject>(object: T): T {
+		if (this.requestLivemode !== undefined && !this.objects.has(object.id)) Object.assign(object, { livemode: this.requestLivemode })
 		this.objects.set(object.id, object)
 		return object
 	}
 
+	private inRequestMode(object: StripeObject) {
+		return this.requestLivemode === undefined || !MODE_SCOPED.has(String(object.object)) || object.livemode === this.requestLivemode
+	}
+
 	get(id: string, type?: string): StripeObject | undefined {
 		const found = this.objects.get(id)
-		return found && (!type || found.object === type) ? found : undefined
+		return found && (!type || found.object === type) && this.inRequestMode(found) ? found : undefined
 	}
 
 	all(type: string): StripeObject[] {
-		return [...this.objects.values()].filter((o) => o.object === type)
+		return [...this.objects.values()].filter((o) => o.object === type && this.inRequestMode(o))
 	}
 
 	/**
@@ -162,9 +178,11 @@ export class StripeStore {
 		const trialDays = int(subData.trial_period_days)
 		const trialEnd = int(subData.trial_end) ?? (trialDays ? nowSeconds() + trialDays * 86_400 : null)
 		let customerId = typeof session.customer === 'string' ? session.customer : undefined
+		// Made in the mode of the session, as Stripe makes them.
+		const livemode = session.livemode === true
 		if (!customerId) {
 			const email = typeof session.customer_email === 'string' ? session.customer_email : null
-			customerId = this.createCustomer({ email }).id
+			customerId = this.createCustomer({ email, livemode }).id
 		}
 		const priceId = str(obj((params.line_items as FormObject[] | undefined)?.[0])?.price)
 		const price = (priceId && this.get(priceId, 'price')) || this.ensurePrice('solo', 'month')
@@ -172,7 +190,7 @@ export class StripeStore {
 			string,
 			string
 		>
-		const subscription = this.put(subscriptionObject({ customer: customerId, price, metadata, trialEnd }))
+		const subscription = this.put({ ...subscriptionObject({ customer: customerId, price, metadata, trialEnd }), livemode })
 		const customer = this.get(customerId, 'customer')
 		Object.assign(session, {
 			status: 'complete',
