@@ -3,6 +3,7 @@ import { createReadableStreamFromReadable, type EntryContext } from '@remix-run/
 import { isRouteErrorResponse, RemixServer } from '@remix-run/react'
 import { renderToPipeableStream } from 'react-dom/server'
 import { wantsWholeDocument } from './utils/cacheable-pages.server.ts'
+import { isRemixOriginRefusal, noteRemixOriginRefusal } from './utils/form-origin-note.server.ts'
 import { NonceProvider } from './utils/nonce-provider.ts'
 
 // The production server (server/) reaches start-up and shutdown through the build, so that the app
@@ -78,5 +79,6 @@ export function handleError(error: unknown, { request }: { request: Request }) {
 	// A page that does not exist is the visitor's mistake (or a scanner's): the access log line has
 	// it. Logging Remix's 404 with its stack for each would let anyone flood the error log.
 	if (request.signal.aborted || (isRouteErrorResponse(error) && error.status < 500)) return
+	if (isRemixOriginRefusal(error)) return noteRemixOriginRefusal(request)
 	console.error(error)
 }

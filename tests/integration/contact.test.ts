@@ -563,6 +563,28 @@ describe('mail transport failures: 500 server-error, the app lets go of the serv
 })
 
 describe('the /contact page', () => {
+	// Remix refuses a page form whose Origin matches neither X-Forwarded-Host nor Host: behind a proxy
+	// that does not pass the public host on, every form. Its Error went to the log with a stack per
+	// request, saying nothing of the proxy.
+	test("a form from APP_URL through a proxy that passes another host: Remix's 500, nothing sent, and the log says why once, not a stack per request", async () => {
+		expectServerLog(
+			/^forms: 1 page form\(s\) refused since the last note \(500\): Origin http:\/\/127\.0\.0\.1:\d+ came with X-Forwarded-Host upstream\.internal:3000, Host 127\.0\.0\.1:\d+\. The proxy must pass the public host on /,
+		)
+		const before = sink.messages.length
+		for (let i = 0; i < 3; i++) {
+			const response = await postForm(
+				`${app.url}/contact`,
+				{ ...valid, subject: 'Through a proxy', website: '' },
+				{ Origin: app.url, 'X-Forwarded-Host': 'upstream.internal:3000', 'X-Forwarded-For': uniqueIp() },
+			)
+			expect(response.status).toBe(500)
+		}
+		const { arrived, marker } = await mailSince(before)
+		expect(arrived).toEqual([marker])
+		expect(app.errorOutput()).not.toContain('throwIfPotentialCSRFAttack')
+		expect(app.errorOutput().match(/page form\(s\) refused since the last note/g)).toHaveLength(1)
+	})
+
 	test('line breaks count as typed: a message that fits the field is sent without JavaScript', async () => {
 		// What a browser posts for 5 000 lines of one letter: 10 000 characters typed (with the line
 		// breaks), 15 000 once each break is written as CRLF.
