@@ -20,6 +20,7 @@ import { env } from './utils/env.server.ts'
 import { pageRequestForClerk, pageUserId } from './utils/auth.server.ts'
 import { useFocusPageOnNavigation, useReloadWhenRestoredMidNavigation } from './utils/client-navigation.ts'
 import { useHydrated } from './utils/hydrated.ts'
+import { isNetworkFailure } from './utils/network-failure.ts'
 import { useNonce } from './utils/nonce-provider.ts'
 import { SESSION_REFRESHED } from './utils/session-refresh.ts'
 import { pageMeta } from './utils/page-meta.ts'
@@ -174,6 +175,9 @@ function useFocusWhenShownAfterLoad() {
 
 /** What went wrong, in words that say whether trying again can help. */
 function errorCopy(error: unknown): { heading: string; message: string } {
+	// A page's data that could not be fetched (with JavaScript): the connection, not the server.
+	if (isNetworkFailure(error))
+		return { heading: 'Callsheet could not be reached', message: 'Check your connection, then reload this page or go back.' }
 	const status = isRouteErrorResponse(error) ? error.status : 500
 	if (status === 404) return { heading: 'Page not found', message: 'There is nothing at this address. Check it for typing mistakes.' }
 	if (status === 413) {

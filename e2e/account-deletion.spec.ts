@@ -129,6 +129,22 @@ for (const javaScriptEnabled of [true, false]) {
 
 			// The right email (in another case: the comparison ignores it): filed and shown as pending.
 			await confirm.fill(email.toUpperCase())
+			if (javaScriptEnabled) {
+				// The connection drops on the way: the form stays, with what was typed, and says so.
+				expectedConsoleErrors.push(/net::ERR_INTERNET_DISCONNECTED \(at [^)]*\/account\?_data=/) // Chromium logs the cut-off load
+				await page.route(
+					(url) => url.pathname === '/account',
+					(route) => (route.request().method() === 'POST' ? route.abort('internetdisconnected') : route.fallback()),
+				)
+				await submit.click()
+				await expect(
+					page.getByRole('alert').filter({ hasText: 'We could not reach Callsheet, so your request may not have been sent.' }),
+				).toBeVisible()
+				await expect(confirm).toHaveValue(email.toUpperCase())
+				await expect(why).toHaveValue(reason)
+				await expect(submit).toBeEnabled()
+				await page.unrouteAll()
+			}
 			const submittedFrom = new Date()
 			await submit.click()
 			const filed = zone.getByRole('status')
@@ -223,6 +239,7 @@ for (const javaScriptEnabled of [true, false]) {
 						/status of 400 \(Bad Request\) \(at [^)]*\/admin\/deletion-requests[?.]/,
 						/status of 404 \(Not Found\) \(at [^)]*\/admin\/deletion-requests\)/,
 						CLERK_LOAD_FAILURE,
+						...expectedConsoleErrors,
 					],
 				})
 			}

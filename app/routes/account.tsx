@@ -1,5 +1,5 @@
 import { json, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
-import { useActionData, useLoaderData } from '@remix-run/react'
+import { useActionData, useLoaderData, type ClientActionFunctionArgs } from '@remix-run/react'
 import { AlertNotice } from '#app/components/alert-notice.tsx'
 import { BillingSummary } from '#app/components/billing-summary.tsx'
 import { DeletionRequestSection } from '#app/components/deletion-request-form.tsx'
@@ -20,6 +20,7 @@ import { pageMeta } from '#app/utils/page-meta.ts'
 import { usePendingSubmission } from '#app/utils/pending-submission.ts'
 import { passRetryAfter } from '#app/utils/retry-after.ts'
 import { ensureUser } from '#app/utils/users.server.ts'
+import { keepTypedOnNetworkFailure, typedValues } from '#app/utils/network-failure.ts'
 
 // The page's forms post here, never to the address they are shown at: /account?checkout=success&…
 // would settle the checkout again and thank the user again above an error.
@@ -114,10 +115,22 @@ export async function action(args: ActionFunctionArgs) {
 	return refuse(data, init)
 }
 
+// With JavaScript: a form whose connection failed keeps what was typed and says so (see
+// keepTypedOnNetworkFailure). Filing again is safe: a pending request is never filed twice.
+export const clientAction = ({ request, serverAction }: ClientActionFunctionArgs) =>
+	keepTypedOnNetworkFailure(request, serverAction<typeof action>, (typed): ActionData => ({
+		notice:
+			typed.get('intent') === 'delete-request'
+				? 'We could not reach Callsheet, so your request may not have been sent. It is still in the form: check your connection and send it again.'
+				: 'We could not reach Callsheet. Check your connection and try again.',
+		errors: {},
+		values: typedValues(typed, ['confirmEmail', 'reason']),
+	}))
+
 export default function AccountPage() {
 	const { email, returnedFromCheckout, state, endsAt, paused, priceLabel, billingUnavailable, pending, deletionRequested } =
 		useLoaderData<typeof loader>()
-	const data = useActionData<typeof action>()
+	const data = useActionData<typeof clientAction>()
 	const submitting = usePendingSubmission()?.get('intent')
 	const refused = Boolean(data?.notice) || Object.keys(data?.errors ?? {}).length > 0
 	useErrorTitle(refused)

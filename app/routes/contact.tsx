@@ -1,5 +1,5 @@
 import { json, redirect, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
-import { Form, useActionData, useLoaderData, useNavigation } from '@remix-run/react'
+import { Form, useActionData, useLoaderData, useNavigation, type ClientActionFunctionArgs } from '@remix-run/react'
 import { useEffect } from 'react'
 import { ErrorSummary } from '#app/components/error-summary.tsx'
 import { CountedTextAreaField, TextField } from '#app/components/field.tsx'
@@ -13,6 +13,7 @@ import { passRetryAfter, waitInWords } from '#app/utils/retry-after.ts'
 import { contactSchema, suggestedSubject } from '#app/utils/validation/contact.ts'
 import { CONTACT_LIMITS } from '#app/utils/validation/limits.ts'
 import { SubmitButton } from '#app/components/submit-button.tsx'
+import { keepTypedOnNetworkFailure, typedValues } from '#app/utils/network-failure.ts'
 
 const FIELDS = ['name', 'email', 'subject', 'message'] as const
 // People never see this field; bots that fill every input do. Such posts are dropped silently.
@@ -68,9 +69,19 @@ export async function action({ request, context }: ActionFunctionArgs) {
 	)
 }
 
+// With JavaScript: a send whose connection failed keeps the form and says so (see keepTypedOnNetworkFailure).
+// A retry of a message that did arrive is the same message (its Message-ID: decision 0019).
+export const clientAction = ({ request, serverAction }: ClientActionFunctionArgs) =>
+	keepTypedOnNetworkFailure(request, serverAction<typeof action>, (typed): ActionData => ({
+		values: typedValues(typed, FIELDS),
+		errors: {},
+		formError:
+			'We could not reach Callsheet, so your message may not have been sent. It is still in the form: check your connection and send it again.',
+	}))
+
 export default function ContactPage() {
 	const { sent, subject } = useLoaderData<typeof loader>()
-	const data = useActionData<typeof action>()
+	const data = useActionData<typeof clientAction>()
 	const navigation = useNavigation()
 	const sending = navigation.state === 'submitting' && navigation.formAction === '/contact'
 	useErrorTitle(Boolean(data))

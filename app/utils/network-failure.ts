@@ -1,0 +1,35 @@
+/**
+ * A request the browser could not make or finish (offline, the connection dropped, a proxy cut it):
+ * fetch rejects with a TypeError whose words are the browser's own (Chrome "Failed to fetch", Firefox
+ * "NetworkError when attempting to fetch resource.", Safari "Load failed"). Not an abort (a newer
+ * navigation), which is an AbortError.
+ */
+export function isNetworkFailure(error: unknown): boolean {
+	return error instanceof TypeError && /failed to fetch|networkerror|load failed|network/i.test(error.message)
+}
+
+/**
+ * For a page's clientAction: the server's answer, or, when the connection failed on the way, the
+ * page's own answer built from what was typed (`keep`). With JavaScript a form is posted by fetch, and
+ * that failure replaced the page with the error page, taking the typed text with it (without
+ * JavaScript the browser's own error page keeps the form behind Back).
+ */
+export async function keepTypedOnNetworkFailure<Answer, Kept>(
+	request: Request,
+	serverAction: () => Promise<Answer>,
+	keep: (typed: FormData) => Kept,
+): Promise<Answer | Kept> {
+	// Read from a copy first: serverAction sends the request's own body.
+	const typed = await request.clone().formData()
+	try {
+		return await serverAction()
+	} catch (error) {
+		if (!isNetworkFailure(error)) throw error
+		return keep(typed)
+	}
+}
+
+/** The fields of `names` as typed (a file or a missing field is empty). */
+export function typedValues(typed: FormData, names: readonly string[]): Record<string, string> {
+	return Object.fromEntries(names.map((name) => [name, String(typed.get(name) ?? '')]))
+}
