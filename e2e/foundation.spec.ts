@@ -96,6 +96,28 @@ test.describe('home page, JavaScript on', () => {
 	})
 })
 
+test.describe('home page at five widths', () => {
+	skipWithoutBrowser()
+
+	test('the three features leave no hole: three in a row, or one under another', async ({ page }) => {
+		for (const [width, perRow] of [
+			[1280, 3],
+			[900, 3],
+			[768, 1],
+			[640, 1],
+			[390, 1],
+		] as const) {
+			await page.setViewportSize({ width, height: 900 })
+			await page.goto('/')
+			const cards = page.getByRole('region', { name: 'From the first read to the last shooting day' }).getByRole('listitem')
+			await expect(cards).toHaveCount(3)
+			const tops = await cards.evaluateAll((items) => items.map((item) => Math.round(item.getBoundingClientRect().top)))
+			const rows = new Set(tops).size
+			expect(rows, `${width}px`).toBe(3 / perRow)
+		}
+	})
+})
+
 test.describe('home page, JavaScript off', () => {
 	skipWithoutBrowser()
 	test.use({ javaScriptEnabled: false })

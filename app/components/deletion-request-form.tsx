@@ -57,6 +57,13 @@ export function DeletionRequestSection({
 						{`A person on our team will process it${billingToSettle ? ' once your billing has settled' : ''}; we will email you when it is done.`}{' '}
 						(Reference {pending.requestId})
 					</p>
+					{/* Filing cancels nothing: a subscription that still renews goes on being billed, and holds the request. */}
+					{subscriptionToCancel ? (
+						<p>
+							Your subscription still renews and is billed until you cancel it: cancel it in Manage billing so that we can delete your
+							account.
+						</p>
+					) : null}
 					<p>
 						{/* The link fills in a subject naming the request: nothing to copy. */}
 						Changed your mind? <a href={keepAccountHref(pending.requestId)}>Contact support</a> before then to withdraw the request.

@@ -219,6 +219,9 @@ describe("the account page's deletion section says what billing holds the reques
 	const CANCEL_FIRST = 'Cancel your subscription in Manage billing first.'
 	const SETTLED = 'A person on our team will process it once your billing has settled; we will email you when it is done.'
 	const NOTHING_HELD = 'A person on our team will process it; we will email you when it is done.'
+	// After filing, the call to cancel stays while the subscription still renews: filing cancels nothing.
+	const STILL_RENEWS =
+		'Your subscription still renews and is billed until you cancel it: cancel it in Manage billing so that we can delete your account.'
 
 	test('someone who opened checkout and left without paying is not asked to cancel a subscription they never had', async () => {
 		const userId = newClerkUserId()
@@ -229,6 +232,7 @@ describe("the account page's deletion section says what billing holds the reques
 		expect(before).not.toContain(CANCEL_FIRST)
 		const after = await fileAndRead(userId)
 		expect(after).toContain(NOTHING_HELD)
+		expect(after).not.toContain(STILL_RENEWS)
 		expect(after).not.toContain('billing has settled')
 	})
 
@@ -236,7 +240,9 @@ describe("the account page's deletion section says what billing holds the reques
 		const renewing = await subscribedUser('solo', 'month')
 		standIns.clerkApi.setUser({ id: renewing.userId, email: `${renewing.userId}@example.com` })
 		expect(await accountPage(renewing.userId)).toContain(CANCEL_FIRST)
-		expect(await fileAndRead(renewing.userId)).toContain(SETTLED)
+		const filedRenewing = await fileAndRead(renewing.userId)
+		expect(filedRenewing).toContain(SETTLED)
+		expect(filedRenewing).toContain(STILL_RENEWS)
 
 		const ending = await subscribedUser('solo', 'month')
 		standIns.clerkApi.setUser({ id: ending.userId, email: `${ending.userId}@example.com` })
@@ -246,7 +252,9 @@ describe("the account page's deletion section says what billing holds the reques
 		const page = await accountPage(ending.userId)
 		expect(page).toMatch(/<dt>Ends on<\/dt>/)
 		expect(page).not.toContain(CANCEL_FIRST)
-		expect(await fileAndRead(ending.userId)).toContain(SETTLED)
+		const filedEnding = await fileAndRead(ending.userId)
+		expect(filedEnding).toContain(SETTLED)
+		expect(filedEnding).not.toContain(STILL_RENEWS)
 	})
 })
 
