@@ -153,7 +153,7 @@ for (const javaScriptEnabled of [true, false]) {
 				'aria-current',
 				'page',
 			)
-			await expect(page.getByText("You're on Team, billed yearly.")).toBeVisible()
+			await expect(page.getByText(/^You're on a free trial of Team until \d{1,2} [A-Z][a-z]+ \d{4}, then \$[\d,]+ a year\./)).toBeVisible()
 			await expect(planCard(page, 'Team').getByText('Your plan')).toBeVisible()
 			// Said once, above the plans, with the one Manage billing button: not again on every card.
 			await expect(page.getByRole('button', { name: 'Manage billing' })).toHaveCount(1)
@@ -193,7 +193,9 @@ for (const javaScriptEnabled of [true, false]) {
 			await expect(notice).toHaveText('Checkout was canceled and nothing was charged. Pick a plan whenever you are ready.')
 			// Nothing started: the plans can still be chosen, with their trial.
 			await expect(planCard(page, 'Solo').getByRole('button', { name: 'Start free trial of Solo, billed monthly' })).toBeEnabled()
-			await expect(page.getByText('Your plan')).toHaveCount(0)
+			// Still on Free, and the page says so.
+			await expect(page.getByText('Your plan')).toHaveCount(1)
+			await expect(planCard(page, 'Free').getByText('Your plan')).toBeVisible()
 			await expectNoSeriousA11yViolations(page, { javaScriptEnabled })
 			await screenshotAtViewports(page, `pricing-canceled${suffix}`)
 		})

@@ -7,9 +7,10 @@ import { PlanCard } from '#app/components/plan-card.tsx'
 import { KEEP_FOCUS } from '#app/utils/client-navigation.ts'
 import { keepAccountHref } from '#app/utils/contact-href.ts'
 import { formatDate } from '#app/utils/format-date.ts'
+import { formatBilledPrice } from '#app/utils/format-price.ts'
 import { pendingDeletionRequestOf, userWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
 import { checkoutFromForm, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
-import { PLAN_TABLE, PLANS, type Interval } from '#app/modules/billing/plans.ts'
+import { PLAN_TABLE, PLANS, type Interval, type Plan } from '#app/modules/billing/plans.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
 import { pageUserId, signInUrl } from '#app/utils/auth.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
@@ -45,7 +46,17 @@ export async function loader(args: LoaderFunctionArgs) {
 			])
 		: [null, null]
 	// The plan and the period it is billed in: the same plan in the other period is not what they have.
-	const current = overview?.state.has_subscription && overview.interval ? { plan: overview.state.plan, interval: overview.interval } : null
+	// What they pay is the processor's amount (an older price outlives a sync: decision 0025), not the
+	// table's; on a trial, when it ends.
+	const current =
+		overview?.state.has_subscription && overview.interval
+			? {
+					plan: overview.state.plan,
+					interval: overview.interval,
+					price: overview.price ? formatBilledPrice(overview.price, overview.interval) : null,
+					trialEndsOn: overview.state.status === 'trialing' ? overview.state.current_period_end : null,
+				}
+			: null
 	const asked = url.searchParams.get('interval')
 	return json({
 		// A subscriber first sees the period they are billed in, where their plan is marked.
@@ -53,6 +64,8 @@ export async function loader(args: LoaderFunctionArgs) {
 		canceled: url.searchParams.get('checkout') === 'canceled',
 		signedIn: Boolean(clerkId),
 		current,
+		// Signed in without a subscription (and known to be so): Free is their plan.
+		onFree: overview !== null && !overview.unavailable && !overview.state.has_subscription,
 		planUnavailable: overview?.unavailable ?? false,
 		// Signed-out visitors see the trial they would get; signed-in users only if they still can.
 		trialOffered: overview ? overview.trialEligible : true,
@@ -99,8 +112,18 @@ function usePeriodAnnouncement(interval: Interval, submitting: boolean) {
 	return announcement
 }
 
+type CurrentPlan = { plan: Plan; interval: Interval; price: string | null; trialEndsOn: string | null }
+
+/** "You're on Team at $49 a month." A trial has billed nothing yet: when it ends, and what it then costs. */
+function currentPlanInWords({ plan, interval, price, trialEndsOn }: CurrentPlan) {
+	const name = PLAN_TABLE[plan].name
+	const billed = price ?? `billed ${interval === 'year' ? 'yearly' : 'monthly'}`
+	if (trialEndsOn) return `You're on a free trial of ${name} until ${formatDate(trialEndsOn)}, then ${billed}.`
+	return price ? `You're on ${name} at ${price}.` : `You're on ${name}, ${billed}.`
+}
+
 export default function PricingPage() {
-	const { interval, canceled, current, planUnavailable, trialOffered, signedIn, deletionRequestedOn, deletionRequestId } =
+	const { interval, canceled, current, onFree, planUnavailable, trialOffered, signedIn, deletionRequestedOn, deletionRequestId } =
 		useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const submission = usePendingSubmission()
@@ -152,7 +175,7 @@ export default function PricingPage() {
 				// Said once, with the one button that changes it; only their plan in the other period says more.
 				<div className="notice stack">
 					<p>
-						{`You're on ${PLAN_TABLE[current.plan].name}, billed ${current.interval === 'year' ? 'yearly' : 'monthly'}. `}
+						{`${currentPlanInWords(current)} `}
 						To switch plans or billing periods, use Manage billing.
 					</p>
 					<ManageBillingButton busy={busy} opening={submitting === 'portal'} action={formAction} />
@@ -181,7 +204,7 @@ export default function PricingPage() {
 						plan={PLAN_TABLE[id]}
 						interval={interval}
 						trialOffered={trialOffered}
-						currentIn={current?.plan === id ? current.interval : null}
+						currentIn={current?.plan === id ? current.interval : id === 'free' && onFree ? interval : null}
 						subscribed={current !== null}
 						startable={deletionRequestedOn === null}
 						busy={busy}

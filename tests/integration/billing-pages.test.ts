@@ -32,6 +32,16 @@ function planCard(html: string, plan: string) {
 	return html.slice(start, next === -1 ? html.indexOf('</main>', start) : next)
 }
 
+describe('the pricing page for a signed-in user without a subscription', () => {
+	test('marks Free as their plan; a visitor sees no plan marked', async () => {
+		const userId = newClerkUserId()
+		const html = await (await fetch(`${app.url}/pricing`, { headers: auth(userId) })).text()
+		expect(planCard(html, 'free')).toContain('Your plan')
+		expect(planCard(html, 'solo')).not.toContain('Your plan')
+		expect(await (await fetch(`${app.url}/pricing`)).text()).not.toContain('Your plan')
+	})
+})
+
 describe('the pricing page for a subscriber', () => {
 	test('marks the plan in the period it is billed; the same plan in the other period says how to switch', async () => {
 		const { userId } = await subscribedUser('team', 'year')
@@ -61,7 +71,8 @@ describe('the pricing page for a subscriber', () => {
 		expect(html).toMatch(/<a aria-current="page" data-discover="true" href="\/pricing\?interval=year">/)
 		expect(planCard(html, 'studio')).toContain('Your plan')
 		const summary = html.slice(html.indexOf('You&#x27;re on'), html.indexOf('aria-label="Billing period"'))
-		expect(summary).toContain('You&#x27;re on Studio, billed yearly.')
+		// A trial: when it ends, and what it then costs (the processor's amount, as on the account page).
+		expect(summary).toMatch(/You&#x27;re on a free trial of Studio until \d{1,2} [A-Z][a-z]+ \d{4}, then \$590 a year\./)
 		expect(summary).toMatch(/<input type="hidden" name="intent" value="portal"\/><button[^>]*>Manage billing<\/button>/)
 		// A visitor, and a subscriber who chose a period, see the period asked for.
 		expect(await (await fetch(`${app.url}/pricing`)).text()).toMatch(
