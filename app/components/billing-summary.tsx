@@ -80,6 +80,10 @@ export function BillingSummary({ state, endsAt, paused, priceLabel, unavailable,
 					</>
 				) : null}
 			</dl>
+			{/* A trial bills nothing yet: what happens at its end is said, not left to the date's label. */}
+			{state.status === 'trialing' && !endsAt && priceLabel && date ? (
+				<p>{`When the trial ends on ${formatDate(date.date)}, ${priceLabel} is charged automatically unless you cancel in Manage billing.`}</p>
+			) : null}
 			{state.status === 'past_due' ? (
 				<p className="notice notice--error">
 					{paused

@@ -84,6 +84,10 @@ describe('the pricing page for a subscriber', () => {
 		// whose amount in the fake's account ($59 a month, $590 a year) is not the plan table's ($990).
 		const account = await (await fetch(`${app.url}/account`, { headers: auth(userId) })).text()
 		expect(account).toContain('<dt>Plan</dt><dd>Studio</dd><dt>Price</dt><dd>$590 a year</dd>')
+		// On a trial, what its end brings.
+		expect(account).toMatch(
+			/When the trial ends on \d{1,2} [A-Z][a-z]+ \d{4}, \$590 a year is charged automatically unless you cancel in Manage billing\./,
+		)
 	})
 })
 
@@ -304,6 +308,7 @@ describe('the account page shows when a subscription ends, where that comes befo
 		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
 		const page = await accountPage(userId)
 		expect(page).toContain(`<dt>Ends on</dt><dd>${day(endsAt)}</dd>`)
+		expect(page).not.toContain('is charged automatically') // set to end: nothing will be charged
 		expect(page).not.toContain('<dt>Trial ends</dt>')
 		expect(page).not.toContain('Cancel your subscription in Manage billing first.')
 	})
