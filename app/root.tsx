@@ -20,7 +20,7 @@ import { env } from './utils/env.server.ts'
 import { pageRequestForClerk, pageUserId } from './utils/auth.server.ts'
 import { useFocusPageOnNavigation, useReloadWhenRestoredMidNavigation } from './utils/client-navigation.ts'
 import { useHydrated } from './utils/hydrated.ts'
-import { isNetworkFailure } from './utils/network-failure.ts'
+import { isNetworkFailure, keepPageWhenUnsent } from './utils/network-failure.ts'
 import { useNonce } from './utils/nonce-provider.ts'
 import { SESSION_REFRESHED } from './utils/session-refresh.ts'
 import { pageMeta } from './utils/page-meta.ts'
@@ -107,6 +107,9 @@ function SessionRefreshedNotice() {
 		</p>
 	)
 }
+
+// A form the pages kept after its connection failed (keepTypedOnNetworkFailure) reloads nothing.
+export const shouldRevalidate = keepPageWhenUnsent
 
 export function Layout({ children }: { children: ReactNode }) {
 	const nonce = useNonce()

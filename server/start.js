@@ -59,6 +59,21 @@ const noteStopDuringStartUp = (/** @type {string} */ signal) => {
 process.on('SIGTERM', noteStopDuringStartUp)
 process.on('SIGINT', noteStopDuringStartUp)
 
+/**
+ * Closes the database (and whatever else start-up opened). On failure (a full disk, PostgreSQL not
+ * answering the close within its time) it says so in one line and exits 1: not a clean stop. Only the
+ * timeout's own words are printed: a driver's message may quote a URL.
+ */
+async function stopServicesOrExit() {
+	try {
+		await entry.stopServices()
+	} catch (error) {
+		const said = error instanceof Error && error.name === 'DatabaseCloseTimeout' ? `${error.message}; exiting without it` : undefined
+		console.error(`stopping: closing the services failed: ${said ?? (error instanceof Error ? error.name : typeof error)}`)
+		process.exit(1)
+	}
+}
+
 let config
 try {
 	;({ config } = await entry.startServices({ projectRoot }))
@@ -69,7 +84,7 @@ try {
 process.off('SIGTERM', noteStopDuringStartUp)
 process.off('SIGINT', noteStopDuringStartUp)
 if (stopAskedDuringStartUp) {
-	await entry.stopServices()
+	await stopServicesOrExit()
 	console.log('stopped')
 	process.exit(0)
 }
@@ -82,7 +97,7 @@ const { server, shutdown } = createAppServer({
 
 server.on('error', async (error) => {
 	console.error(`Start-up failed: cannot listen on port ${config.PORT}: ${error.message}`)
-	await entry.stopServices()
+	await stopServicesOrExit()
 	process.exit(1)
 })
 
@@ -97,15 +112,7 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
 		stopping = true
 		console.log(`${signal}: finishing in-flight requests, then stopping`)
 		await shutdown()
-		try {
-			await entry.stopServices()
-		} catch (error) {
-			// The database could not be closed cleanly (a full disk, PostgreSQL not answering): said so, and
-			// not a clean exit. Only the timeout's own words are printed: a driver's message may quote a URL.
-			const said = error instanceof Error && error.name === 'DatabaseCloseTimeout' ? `${error.message}; exiting without it` : undefined
-			console.error(`stopping: closing the services failed: ${said ?? (error instanceof Error ? error.name : typeof error)}`)
-			process.exit(1)
-		}
+		await stopServicesOrExit()
 		console.log('stopped')
 		process.exit(0)
 	})

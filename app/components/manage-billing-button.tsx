@@ -17,7 +17,7 @@ export function ManageBillingButton({ busy, opening = busy, action }: Props) {
 			<SubmitButton className="button button--secondary" busy={busy}>
 				{opening ? 'Opening billing…' : 'Manage billing'}
 			</SubmitButton>
-			{/* The pressed button goes disabled as its words change: said here too, where screen readers hear it. */}
+			{/* The pressed button waits (aria-disabled) as its words change: said here too, where screen readers hear it. */}
 			<span className="visually-hidden" aria-live="polite">
 				{opening ? 'Opening billing…' : ''}
 			</span>

@@ -20,7 +20,7 @@ import { pageMeta } from '#app/utils/page-meta.ts'
 import { usePendingSubmission } from '#app/utils/pending-submission.ts'
 import { passRetryAfter } from '#app/utils/retry-after.ts'
 import { ensureUser } from '#app/utils/users.server.ts'
-import { keepTypedOnNetworkFailure, typedValues } from '#app/utils/network-failure.ts'
+import { keepPageWhenUnsent, keepTypedOnNetworkFailure, typedValues } from '#app/utils/network-failure.ts'
 
 // The page's forms post here, never to the address they are shown at: /account?checkout=success&…
 // would settle the checkout again and thank the user again above an error.
@@ -114,6 +114,8 @@ export async function action(args: ActionFunctionArgs) {
 	const { init, ...data } = result
 	return refuse(data, init)
 }
+
+export const shouldRevalidate = keepPageWhenUnsent
 
 // With JavaScript: a form whose connection failed keeps what was typed and says so (see
 // keepTypedOnNetworkFailure). Filing again is safe: a pending request is never filed twice.

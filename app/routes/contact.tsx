@@ -13,7 +13,7 @@ import { passRetryAfter, waitInWords } from '#app/utils/retry-after.ts'
 import { contactSchema, suggestedSubject } from '#app/utils/validation/contact.ts'
 import { CONTACT_LIMITS } from '#app/utils/validation/limits.ts'
 import { SubmitButton } from '#app/components/submit-button.tsx'
-import { keepTypedOnNetworkFailure, typedValues } from '#app/utils/network-failure.ts'
+import { keepPageWhenUnsent, keepTypedOnNetworkFailure, typedValues } from '#app/utils/network-failure.ts'
 
 const FIELDS = ['name', 'email', 'subject', 'message'] as const
 // People never see this field; bots that fill every input do. Such posts are dropped silently.
@@ -68,6 +68,8 @@ export async function action({ request, context }: ActionFunctionArgs) {
 		),
 	)
 }
+
+export const shouldRevalidate = keepPageWhenUnsent
 
 // With JavaScript: a send whose connection failed keeps the form and says so (see keepTypedOnNetworkFailure).
 // A retry of a message that did arrive is the same message (its Message-ID: decision 0019).

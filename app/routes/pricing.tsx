@@ -55,6 +55,8 @@ export async function loader(args: LoaderFunctionArgs) {
 					interval: overview.interval,
 					price: overview.price ? formatBilledPrice(overview.price, overview.interval) : null,
 					trialEndsOn: overview.state.status === 'trialing' ? overview.state.current_period_end : null,
+					// Set to end (cancelled to the period's end, or on a date): nothing more is charged.
+					endsOn: overview.endsAt,
 				}
 			: null
 	const asked = url.searchParams.get('interval')
@@ -112,11 +114,16 @@ function usePeriodAnnouncement(interval: Interval, submitting: boolean) {
 	return announcement
 }
 
-type CurrentPlan = { plan: Plan; interval: Interval; price: string | null; trialEndsOn: string | null }
+type CurrentPlan = { plan: Plan; interval: Interval; price: string | null; trialEndsOn: string | null; endsOn: string | null }
 
-/** "You're on Team at $49 a month." A trial has billed nothing yet: when it ends, and what it then costs. */
-function currentPlanInWords({ plan, interval, price, trialEndsOn }: CurrentPlan) {
+/**
+ * "You're on Team at $49 a month." A trial has billed nothing yet: when it ends, and what it then
+ * costs. A subscription set to end says when, and that nothing more is charged (as the account page).
+ */
+function currentPlanInWords({ plan, interval, price, trialEndsOn, endsOn }: CurrentPlan) {
 	const name = PLAN_TABLE[plan].name
+	if (endsOn)
+		return `You're on ${trialEndsOn ? `a free trial of ${name}` : name} until ${formatDate(endsOn)}; it then ends, and nothing more is charged.`
 	const billed = price ?? `billed ${interval === 'year' ? 'yearly' : 'monthly'}`
 	if (trialEndsOn) return `You're on a free trial of ${name} until ${formatDate(trialEndsOn)}, then ${billed}.`
 	return price ? `You're on ${name} at ${price}.` : `You're on ${name}, ${billed}.`
@@ -191,7 +198,7 @@ export default function PricingPage() {
 					Yearly
 				</Link>
 			</nav>
-			{/* The pressed button goes disabled and takes its new words then, and prices change under a link
+			{/* The pressed button waits (aria-disabled) and takes its new words then, and prices change under a link
 			    that keeps focus: said here, where screen readers hear it. */}
 			<p className="visually-hidden" aria-live="polite">
 				{openingPlan ? `Opening checkout for ${PLAN_TABLE[openingPlan].name}…` : periodAnnouncement}

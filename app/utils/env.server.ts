@@ -194,8 +194,10 @@ export function startupWarnings(config: Env): string[] {
 	// setting left over from a benchmark would have no limits at all.
 	if (config.limitsRaisedForBench)
 		warnings.push('BENCH_RAISE_LIMITS=1: every rate limit is raised to 1,000,000 a window, for benchmarks. Unset it before serving anyone.')
-	else if (config.BENCH_RAISE_LIMITS !== undefined)
+	else if (config.BENCH_RAISE_LIMITS === '1')
 		warnings.push('BENCH_RAISE_LIMITS is ignored: it is honoured only when APP_URL is this machine; the rate limits apply as usual.')
+	else if (config.BENCH_RAISE_LIMITS !== undefined)
+		warnings.push('BENCH_RAISE_LIMITS is ignored: only 1 turns it on; the rate limits apply as usual.')
 	if (!config.SMTP_URL) warnings.push('SMTP_URL not set: mail is NOT being delivered; each message is written to ./data/outbox/ instead.')
 	// A key pasted into the wrong variable starts cleanly and then fails every request that needs it.
 	// A warning, not a refusal: the providers' key formats are theirs to change.

@@ -1,9 +1,10 @@
-// Remix refuses a page form whose Origin's host matches neither X-Forwarded-Host nor Host
-// (@remix-run/server-runtime, throwIfPotentialCSRFAttack): a 500 with no body, and an Error to
-// handleError. A form from another site never gets that far (our server answers it 403, decision
-// 0007), so this is a form from APP_URL behind a proxy that does not pass the public host on: every
-// form. The log got a stack per request that never said why; now one line when first seen, then at
-// most once a minute with a count.
+// Remix refuses a page form posted as a document (without JavaScript) whose Origin's host matches
+// neither X-Forwarded-Host nor Host (@remix-run/server-runtime, throwIfPotentialCSRFAttack, document
+// requests only): a 500 with no body, and an Error to handleError. A form from another site never gets
+// that far (our server answers it 403, decision 0007), so this is a form from APP_URL behind a proxy
+// that does not pass the public host on: every form posted without JavaScript. The log got a stack
+// per request that never said why; now one line when first seen, then at most once a minute with a
+// count.
 const REMIX_ORIGIN_REFUSAL =
 	/header does not match `origin` header|headers are not provided\. One of these is needed to compare the `origin` header/
 

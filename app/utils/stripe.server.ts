@@ -53,7 +53,12 @@ export function secretKeyMode(): 'live' | 'test' | undefined {
  */
 export function isLiveObjectAskedWithTestKey(error: unknown): boolean {
 	const { code, message } = error as { code?: unknown; message?: unknown }
-	return code === 'resource_missing' && typeof message === 'string' && message.includes('a similar object exists in live mode')
+	return (
+		secretKeyMode() === 'test' &&
+		code === 'resource_missing' &&
+		typeof message === 'string' &&
+		message.includes('a similar object exists in live mode')
+	)
 }
 
 /**

@@ -309,6 +309,10 @@ describe('the account page shows when a subscription ends, where that comes befo
 		const page = await accountPage(userId)
 		expect(page).toContain(`<dt>Ends on</dt><dd>${day(endsAt)}</dd>`)
 		expect(page).not.toContain('is charged automatically') // set to end: nothing will be charged
+		// The pricing page says the same: that date, not the trial's end, and no charge to come.
+		const pricing = await (await fetch(`${app.url}/pricing`, { headers: auth(userId) })).text()
+		expect(pricing).toContain(`You&#x27;re on a free trial of Solo until ${day(endsAt)}; it then ends, and nothing more is charged.`)
+		expect(pricing).not.toContain(', then $')
 		expect(page).not.toContain('<dt>Trial ends</dt>')
 		expect(page).not.toContain('Cancel your subscription in Manage billing first.')
 	})

@@ -563,8 +563,8 @@ describe('mail transport failures: 500 server-error, the app lets go of the serv
 })
 
 describe('the /contact page', () => {
-	// Remix refuses a page form whose Origin matches neither X-Forwarded-Host nor Host: behind a proxy
-	// that does not pass the public host on, every form. Its Error went to the log with a stack per
+	// Remix refuses a page form posted without JavaScript whose Origin matches neither X-Forwarded-Host
+	// nor Host: behind a proxy that does not pass the public host on, every such form. Its Error went to the log with a stack per
 	// request, saying nothing of the proxy.
 	test("a form from APP_URL through a proxy that passes another host: Remix's 500, nothing sent, and the log says why once, not a stack per request", async () => {
 		expectServerLog(

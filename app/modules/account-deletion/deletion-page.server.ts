@@ -45,7 +45,10 @@ export async function deletionFromForm(
 		// a request already pending instead (showPending, below); unread, the field errors are shown.
 		const pending = await readAccount().then(
 			(account) => account.pending,
-			() => null,
+			(error: Error) => {
+				console.error(`account-deletion: the account page could not read the account: ${error.message}`)
+				return null
+			},
 		)
 		if (pending) return redirect(accountPath, 303)
 		return { notice: null, errors: fieldErrors(parsed.error), values, init: refusalInit({ code: 'bad-body' }) }
