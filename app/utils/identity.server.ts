@@ -17,8 +17,14 @@ export async function primaryEmail(clerkId: string, { timeoutMs = LOOKUP_TIMEOUT
 		const primary = user.emailAddresses.find((address) => address.id === user.primaryEmailAddressId)
 		return { status: 'ok', email: primary?.emailAddress ?? null }
 	} catch (error) {
-		if ((error as { status?: number }).status === 404) return { status: 'unknown-user' }
-		noteFailedLookup(clerkId, (error as Error).message)
+		const status = (error as { status?: number }).status
+		if (status === 404) return { status: 'unknown-user' }
+		// Refused for our key, not an outage: every lookup fails until an operator fixes the setting.
+		const refusedKey = status === 401 || status === 403
+		noteFailedLookup(
+			clerkId,
+			refusedKey ? `Clerk's Backend API refused CLERK_SECRET_KEY (${status}): check the key` : (error as Error).message,
+		)
 		return { status: 'unavailable' }
 	}
 }

@@ -6,6 +6,7 @@ import { postForm, postJson } from '../support/http.ts'
 import { sessionCookie } from '../mocks/clerk.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 import { expectServerLog } from '../support/fail-on-server-error.ts'
+import { until } from '../support/deadline.ts'
 
 let standIns: StandIns
 let app: RunningApp
@@ -192,6 +193,29 @@ describe('POST /api/account/delete-request', () => {
 		expect(other.status).toBe(400)
 		expect(await other.json()).toMatchObject({ code: 'email-mismatch' })
 		expect(asked()).toBe(askedForFirst + 1)
+	})
+})
+
+describe('a CLERK_SECRET_KEY the identity provider refuses', () => {
+	test('filings answer 503 (safe to retry), and the log names the key, not an outage', async () => {
+		expectServerLog(
+			/^identity: 1 lookup\(s\) failed since the last note \(the last, of \S+: Clerk's Backend API refused CLERK_SECRET_KEY \(401\): check the key\)$/,
+		)
+		const misconfigured = await startApp({
+			DATABASE_URL: await freshDatabaseUrl(),
+			...standIns.env,
+			CLERK_SECRET_KEY: 'sk_test_not_this_instance',
+		})
+		try {
+			const userId = userWithEmail('owner@example.com')
+			const response = await fileRequest(misconfigured, userId, { confirmEmail: 'owner@example.com' })
+			expect(response.status).toBe(503)
+			expect(await response.json()).toMatchObject({ code: 'identity-provider-unavailable' })
+			await until(() => misconfigured.errorOutput().includes('refused CLERK_SECRET_KEY (401)'), 5_000, 'the note')
+			expect(misconfigured.errorOutput()).not.toContain('sk_test_not_this_instance')
+		} finally {
+			await misconfigured.stop()
+		}
 	})
 })
 
