@@ -20,6 +20,8 @@ type Props = {
 	billingToSettle: boolean
 	/** That subscription still renews: the user is asked to cancel it first (not when it already ends at the period's end). */
 	subscriptionToCancel: boolean
+	/** The plan could not be read just now: whether there is one to cancel is not known, so the call is kept, hedged. */
+	billingUnknown: boolean
 	errors: Record<string, string>
 	values: Record<string, string>
 	busy: boolean
@@ -33,6 +35,7 @@ export function DeletionRequestSection({
 	justFiled,
 	billingToSettle,
 	subscriptionToCancel,
+	billingUnknown,
 	errors,
 	values,
 	busy,
@@ -75,7 +78,11 @@ export function DeletionRequestSection({
 						This files a request; nothing is deleted right away. A person on our team reviews it after any subscription has ended and
 						payments are settled, then deletes your account and its data.
 						{/* Not said to someone who only opened checkout, nor to someone whose subscription already ends. */}
-						{subscriptionToCancel ? ' Cancel your subscription in Manage billing first.' : null}
+						{subscriptionToCancel
+							? ' Cancel your subscription in Manage billing first.'
+							: billingUnknown
+								? ' If you have a subscription, cancel it in Manage billing first.'
+								: null}
 					</p>
 					<ErrorSummary errors={errors} fields={FIELDS} headingLevel={3} />
 					<Form method="post" action={action} noValidate className="stack" aria-label="Request account deletion">

@@ -193,8 +193,9 @@ export default function AccountPage() {
 				accountEmail={email}
 				pending={pending}
 				justFiled={deletionRequested}
-				billingToSettle={state.has_subscription}
+				billingToSettle={state.has_subscription || billingUnavailable}
 				subscriptionToCancel={state.has_subscription && endsAt === null}
+				billingUnknown={billingUnavailable}
 				errors={data?.errors ?? {}}
 				values={data?.values ?? {}}
 				busy={submitting === 'delete-request'}

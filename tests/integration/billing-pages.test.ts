@@ -427,6 +427,8 @@ describe('pages when the stored plan cannot be read', () => {
 
 			const account = await (await fetch(`${own.url}/account`, { headers })).text()
 			expect(account).toContain('We could not load your plan and billing details just now.')
+			// Whether there is a subscription to cancel before asking for deletion is not known: asked, hedged.
+			expect(account).toContain('If you have a subscription, cancel it in Manage billing first.')
 			expect(account).not.toContain('No subscription')
 			expect(account).not.toContain('See plans')
 			const pricing = await (await fetch(`${own.url}/pricing`, { headers })).text()
