@@ -94,15 +94,27 @@ export async function action(args: ActionFunctionArgs) {
 	if (submitted.intent === 'mark-processed') {
 		// Marking is final (the request leaves the list): the administrator says the deletion was done.
 		if (!submitted.confirmed) return refuseUnticked(args, submitted.requestId, 'confirmed')
-		return answer(
-			args,
-			await markDeletionRequestProcessed(submitted.requestId, adminId),
-			`processed=${submitted.requestId}`,
-			refusalMessage,
-		)
+		const marked = await orDatabaseFailure(markDeletionRequestProcessed(submitted.requestId, adminId))
+		if (!marked) return refuse(args, DATABASE_FAILED, 503)
+		return answer(args, marked, `processed=${submitted.requestId}`, refusalMessage)
 	}
 	if (!submitted.userAsked) return refuseUnticked(args, submitted.requestId, 'userAsked')
-	return answer(args, await withdrawDeletionRequest(submitted.requestId, adminId), `withdrawn=${submitted.requestId}`, withdrawalRefusal)
+	const withdrawn = await orDatabaseFailure(withdrawDeletionRequest(submitted.requestId, adminId))
+	if (!withdrawn) return refuse(args, DATABASE_FAILED, 503)
+	return answer(args, withdrawn, `withdrawn=${submitted.requestId}`, withdrawalRefusal)
+}
+
+// Each change is one transaction: when it fails, nothing was changed and it can be sent again.
+const DATABASE_FAILED = 'Nothing was changed: the database did not answer. Try again in a moment.'
+
+/** The change's answer, or null when the database failed it (logged): thrown, it was the generic error page. */
+async function orDatabaseFailure<T>(change: Promise<T>): Promise<T | null> {
+	try {
+		return await change
+	} catch (error) {
+		console.error(`account-deletion: an administrator's change failed: ${(error as Error).message}`)
+		return null
+	}
 }
 
 /** What a refused form gets back: the notice, and for a box left unticked, whose request and which box. */

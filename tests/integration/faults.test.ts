@@ -360,6 +360,8 @@ describe.runIf(inject('databaseKind') === 'postgres')('A billing webhook while P
 // (each used to be, until every query waited for one), and a stall past the query timeout must not end
 // the process (Prisma's own timeout sent a ROLLBACK nothing caught). The user's row held FOR UPDATE by
 // another session makes the filing's insert wait on its foreign key, inside the transaction.
+const ADMINISTRATOR = 'user_faults_administrator'
+
 describe.runIf(inject('databaseKind') === 'postgres')('Transactions whose PostgreSQL connection is lost or stalls', () => {
 	let standIns: StandIns
 	let app: RunningApp
@@ -370,7 +372,7 @@ describe.runIf(inject('databaseKind') === 'postgres')('Transactions whose Postgr
 	beforeAll(async () => {
 		const databaseUrl = await freshDatabaseUrl()
 		standIns = await startStandIns()
-		app = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env })
+		app = await startApp({ DATABASE_URL: databaseUrl, ...standIns.env, ADMIN_USER_IDS: ADMINISTRATOR })
 		admin = new pg.Client({ connectionString: databaseUrl })
 		locker = new pg.Client({ connectionString: databaseUrl })
 		await Promise.all([admin.connect(), locker.connect()])
@@ -497,6 +499,39 @@ describe.runIf(inject('databaseKind') === 'postgres')('Transactions whose Postgr
 		expect(retried.status).toBe(404)
 		expect(await retried.text()).toContain('There is no billing account yet: choose a plan first.')
 		expect(await storedCustomer()).toBeNull()
+	}, 60_000)
+
+	// The admin page's changes threw to the generic error page when the database failed them.
+	test("an administrator's marking that waits past the query timeout: the page says nothing was changed (503), and the retry marks it", async () => {
+		expectServerLog(/^account-deletion: an administrator's change failed: /)
+		const user = await signedInUser()
+		expect((await user.file()).status).toBe(200)
+		const { rows } = await admin.query<{ id: string }>(
+			`SELECT d.id FROM "DeletionRequest" d JOIN "User" u ON u.id = d."userId" WHERE u."clerkId" = $1`,
+			[user.id],
+		)
+		const requestId = rows[0]!.id
+		const mark = () =>
+			postForm(
+				`${app.url}/admin/deletion-requests`,
+				{ intent: 'mark-processed', requestId, confirmed: 'yes' },
+				{ ...sessionHeaders(standIns.clerk, ADMINISTRATOR), Origin: app.url },
+			)
+		await locker.query('BEGIN')
+		await locker.query('SELECT 1 FROM "DeletionRequest" WHERE id = $1 FOR UPDATE', [requestId])
+		try {
+			const page = await within(mark(), 20_000, 'the marking that waits on the held row')
+			expect(page.status).toBe(503)
+			expect(await page.text()).toContain('Nothing was changed: the database did not answer. Try again in a moment.')
+		} finally {
+			await locker.query('ROLLBACK')
+		}
+		const status = async () =>
+			(await admin.query<{ status: string }>('SELECT status FROM "DeletionRequest" WHERE id = $1', [requestId])).rows[0]!.status
+		expect(await status()).toBe('pending')
+		const retried = await within(mark(), 15_000, 'the marking once the row is free')
+		expect(retried.status).toBe(303)
+		expect(await status()).toBe('processed')
 	}, 60_000)
 
 	test('a transaction that waits past the query timeout answers db-error, leaves no session holding its locks, and the process keeps serving', async () => {
