@@ -96,6 +96,8 @@ const { server, shutdown } = createAppServer({
 })
 
 server.on('error', async (error) => {
+	// A signal meanwhile must not stop it a second time and exit 0: start-up failed.
+	stopping = true
 	console.error(`Start-up failed: cannot listen on port ${config.PORT}: ${error.message}`)
 	await stopServicesOrExit()
 	process.exit(1)

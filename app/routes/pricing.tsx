@@ -12,6 +12,7 @@ import { pendingDeletionRequestOf, userWithPendingDeletion } from '#app/modules/
 import { checkoutFromForm, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
 import { PLAN_TABLE, PLANS, type Interval, type Plan } from '#app/modules/billing/plans.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
+import type { SubscriptionState } from '#app/modules/billing/subscription-state.ts'
 import { pageUserId, signInUrl } from '#app/utils/auth.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
 import { formIntent, readForm } from '#app/utils/forms.server.ts'
@@ -54,8 +55,10 @@ export async function loader(args: LoaderFunctionArgs) {
 					plan: overview.state.plan,
 					interval: overview.interval,
 					price: overview.price ? formatBilledPrice(overview.price, overview.interval) : null,
-					trialEndsOn: overview.state.status === 'trialing' ? overview.state.current_period_end : null,
-					// Set to end (cancelled to the period's end, or on a date): nothing more is charged.
+					status: overview.state.status,
+					paused: overview.paused,
+					periodEnd: overview.state.current_period_end,
+					// Set to end: cancelled to the period's end, or on a date (which may be periods ahead).
 					endsOn: overview.endsAt,
 				}
 			: null
@@ -114,19 +117,36 @@ function usePeriodAnnouncement(interval: Interval, submitting: boolean) {
 	return announcement
 }
 
-type CurrentPlan = { plan: Plan; interval: Interval; price: string | null; trialEndsOn: string | null; endsOn: string | null }
+type CurrentPlan = {
+	plan: Plan
+	interval: Interval
+	price: string | null
+	status: SubscriptionState['status']
+	paused: boolean
+	periodEnd: string | null
+	endsOn: string | null
+}
 
 /**
- * "You're on Team at $49 a month." A trial has billed nothing yet: when it ends, and what it then
- * costs. A subscription set to end says when, and that nothing more is charged (as the account page).
+ * What the subscriber has, as the account page says it: "You're on Team at $49 a month." A trial has
+ * billed nothing yet: when it ends and what follows. One set to end by the end of the period (or
+ * sooner) is charged nothing again; one set to end later is charged until then. A payment due says so.
  */
-function currentPlanInWords({ plan, interval, price, trialEndsOn, endsOn }: CurrentPlan) {
+function currentPlanInWords({ plan, interval, price, status, paused, periodEnd, endsOn }: CurrentPlan) {
 	const name = PLAN_TABLE[plan].name
-	if (endsOn)
-		return `You're on ${trialEndsOn ? `a free trial of ${name}` : name} until ${formatDate(endsOn)}; it then ends, and nothing more is charged.`
+	if (status === 'past_due')
+		return paused
+			? `Your free trial of ${name} has ended without a payment method, so the plan is paused: add a card in Manage billing to keep it.`
+			: `Your last payment for ${name} did not go through: update your card in Manage billing to keep it.`
+	const trial = status === 'trialing'
+	if (endsOn && (periodEnd === null || Date.parse(endsOn) <= Date.parse(periodEnd)))
+		return trial
+			? `You're on a free trial of ${name} until ${formatDate(endsOn)}; it then ends, and nothing is charged.`
+			: `You're on ${name} until ${formatDate(endsOn)}; it then ends, and nothing more is charged.`
 	const billed = price ?? `billed ${interval === 'year' ? 'yearly' : 'monthly'}`
-	if (trialEndsOn) return `You're on a free trial of ${name} until ${formatDate(trialEndsOn)}, then ${billed}.`
-	return price ? `You're on ${name} at ${price}.` : `You're on ${name}, ${billed}.`
+	const until = endsOn ? ` until it ends on ${formatDate(endsOn)}` : ''
+	if (trial && periodEnd) return `You're on a free trial of ${name} until ${formatDate(periodEnd)}, then ${billed}${until}.`
+	return price ? `You're on ${name} at ${price}${until}.` : `You're on ${name}, ${billed}${until}.`
 }
 
 export default function PricingPage() {

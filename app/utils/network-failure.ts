@@ -11,7 +11,8 @@ export function isNetworkFailure(error: unknown): boolean {
 }
 
 // The browsers' own words only: a TypeError of ours that mentions "network" is a bug, not an outage.
-const BROWSER_NETWORK_FAILURE = /^(Failed to fetch|NetworkError when attempting to fetch resource|Load failed|network error)/i
+const BROWSER_NETWORK_FAILURE =
+	/^(Failed to fetch|NetworkError when attempting to fetch resource|Load failed|network error|The network connection was lost|The Internet connection appears to be offline)/i
 
 /** The answer a clientAction gives when the form never reached the server (keepTypedOnNetworkFailure). */
 export type Unsent = { unsent: true }

@@ -54,7 +54,8 @@ export function secretKeyMode(): 'live' | 'test' | undefined {
 export function isLiveObjectAskedWithTestKey(error: unknown): boolean {
 	const { code, message } = error as { code?: unknown; message?: unknown }
 	return (
-		secretKeyMode() === 'test' &&
+		// Stripe words it so only for a key that is not live; a key of no known form is not taken as live.
+		secretKeyMode() !== 'live' &&
 		code === 'resource_missing' &&
 		typeof message === 'string' &&
 		message.includes('a similar object exists in live mode')

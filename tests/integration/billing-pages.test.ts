@@ -311,8 +311,17 @@ describe('the account page shows when a subscription ends, where that comes befo
 		expect(page).not.toContain('is charged automatically') // set to end: nothing will be charged
 		// The pricing page says the same: that date, not the trial's end, and no charge to come.
 		const pricing = await (await fetch(`${app.url}/pricing`, { headers: auth(userId) })).text()
-		expect(pricing).toContain(`You&#x27;re on a free trial of Solo until ${day(endsAt)}; it then ends, and nothing more is charged.`)
+		expect(pricing).toContain(`You&#x27;re on a free trial of Solo until ${day(endsAt)}; it then ends, and nothing is charged.`)
 		expect(pricing).not.toContain(', then $')
+		// Set to end after the trial (a date months ahead): the trial, what follows, and until when.
+		subscription.cancel_at = periodEnd(subscription) + 60 * 86_400
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
+		const later = await (await fetch(`${app.url}/pricing`, { headers: auth(userId) })).text()
+		expect(later).toMatch(
+			new RegExp(
+				`You&#x27;re on a free trial of Solo until ${day(periodEnd(subscription))}, then \\$[\\d,]+ a month until it ends on ${day(subscription.cancel_at as number)}\\.`,
+			),
+		)
 		expect(page).not.toContain('<dt>Trial ends</dt>')
 		expect(page).not.toContain('Cancel your subscription in Manage billing first.')
 	})
@@ -361,6 +370,14 @@ describe('the account page on a subscription whose payment is due', () => {
 			expect(page, processorStatus).toContain('<dt>Plan</dt><dd>Team</dd>')
 			expect(page, processorStatus).toContain(says)
 			expect(page, processorStatus).not.toContain(never)
+			// The pricing page's summary says the same, not "You're on Team at …".
+			const pricing = await (await fetch(`${app.url}/pricing`, { headers: auth(userId) })).text()
+			expect(pricing, processorStatus).toContain(
+				processorStatus === 'paused'
+					? 'Your free trial of Team has ended without a payment method, so the plan is paused: add a card in Manage billing to keep it.'
+					: 'Your last payment for Team did not go through: update your card in Manage billing to keep it.',
+			)
+			expect(pricing, processorStatus).not.toContain('You&#x27;re on')
 		}
 	})
 })
