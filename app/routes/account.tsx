@@ -20,7 +20,8 @@ import { pageMeta } from '#app/utils/page-meta.ts'
 import { usePendingSubmission } from '#app/utils/pending-submission.ts'
 import { passRetryAfter } from '#app/utils/retry-after.ts'
 import { ensureUser } from '#app/utils/users.server.ts'
-import { keepPageWhenUnsent, keepTypedOnNetworkFailure, typedValues } from '#app/utils/network-failure.ts'
+import { keepPageWhenUnsent, keepTypedOnNetworkFailure } from '#app/utils/network-failure.ts'
+import { formValues } from '#app/utils/form-values.ts'
 
 // The page's forms post here, never to the address they are shown at: /account?checkout=success&…
 // would settle the checkout again and thank the user again above an error.
@@ -126,7 +127,7 @@ export const clientAction = ({ request, serverAction }: ClientActionFunctionArgs
 				? 'We could not reach Callsheet, so your request may not have been sent. It is still in the form: check your connection and send it again.'
 				: 'We could not reach Callsheet. Check your connection and try again.',
 		errors: {},
-		values: typedValues(typed, ['confirmEmail', 'reason']),
+		values: formValues(typed, ['confirmEmail', 'reason']),
 	}))
 
 export default function AccountPage() {

@@ -16,6 +16,7 @@ import { PLAN_TABLE } from '#app/modules/billing/plans.ts'
 import { requireAdmin } from '#app/utils/auth.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
 import { readForm } from '#app/utils/forms.server.ts'
+import { nullWhenFailed } from '#app/utils/null-when-failed.server.ts'
 import { pageMeta } from '#app/utils/page-meta.ts'
 import { usePendingSubmission } from '#app/utils/pending-submission.ts'
 import { SubmitButton } from '#app/components/submit-button.tsx'
@@ -108,13 +109,8 @@ export async function action(args: ActionFunctionArgs) {
 const DATABASE_FAILED = 'Nothing was changed: the database did not answer. Try again in a moment.'
 
 /** The change's answer, or null when the database failed it (logged): thrown, it was the generic error page. */
-async function orDatabaseFailure<T>(change: Promise<T>): Promise<T | null> {
-	try {
-		return await change
-	} catch (error) {
-		console.error(`account-deletion: an administrator's change failed: ${(error as Error).message}`)
-		return null
-	}
+function orDatabaseFailure<T>(change: Promise<T>) {
+	return nullWhenFailed(change, (message) => `account-deletion: an administrator's change failed: ${message}`)
 }
 
 /** What a refused form gets back: the notice, and for a box left unticked, whose request and which box. */

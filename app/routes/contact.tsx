@@ -6,14 +6,15 @@ import { CountedTextAreaField, TextField } from '#app/components/field.tsx'
 import { submitContact } from '#app/modules/contact/contact.server.ts'
 import { clientIp } from '#app/utils/client-ip.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
-import { fieldErrors, formValues, readForm, type FieldErrors } from '#app/utils/forms.server.ts'
+import { fieldErrors, readForm, type FieldErrors } from '#app/utils/forms.server.ts'
+import { formValues } from '#app/utils/form-values.ts'
 import { refusalInit } from '#app/utils/http.server.ts'
 import { pageMeta } from '#app/utils/page-meta.ts'
 import { passRetryAfter, waitInWords } from '#app/utils/retry-after.ts'
 import { contactSchema, suggestedSubject } from '#app/utils/validation/contact.ts'
 import { CONTACT_LIMITS } from '#app/utils/validation/limits.ts'
 import { SubmitButton } from '#app/components/submit-button.tsx'
-import { keepPageWhenUnsent, keepTypedOnNetworkFailure, typedValues } from '#app/utils/network-failure.ts'
+import { keepPageWhenUnsent, keepTypedOnNetworkFailure } from '#app/utils/network-failure.ts'
 
 const FIELDS = ['name', 'email', 'subject', 'message'] as const
 // People never see this field; bots that fill every input do. Such posts are dropped silently.
@@ -75,7 +76,7 @@ export const shouldRevalidate = keepPageWhenUnsent
 // A retry of a message that did arrive is the same message (its Message-ID: decision 0019).
 export const clientAction = ({ request, serverAction }: ClientActionFunctionArgs) =>
 	keepTypedOnNetworkFailure(request, serverAction<typeof action>, (typed): ActionData => ({
-		values: typedValues(typed, FIELDS),
+		values: formValues(typed, FIELDS),
 		errors: {},
 		formError:
 			'We could not reach Callsheet, so your message may not have been sent. It is still in the form: check your connection and send it again.',

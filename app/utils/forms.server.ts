@@ -106,10 +106,6 @@ export function fieldErrors(error: z.ZodError): FieldErrors {
 	return errors
 }
 
-export function formValues(form: URLSearchParams, fields: readonly string[]) {
-	return Object.fromEntries(fields.map((field) => [field, form.get(field) ?? ''])) as Record<string, string>
-}
-
 /**
  * Which of a page's forms was sent (several forms on one page post to one action with an `intent`
  * field): one of `intents`, or null for anything else, which the action answers with 400.

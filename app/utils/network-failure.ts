@@ -45,8 +45,3 @@ export async function keepTypedOnNetworkFailure<Answer, Kept>(
 		return { ...keep(typed), unsent: true }
 	}
 }
-
-/** The fields of `names` as typed (a file or a missing field is empty). */
-export function typedValues(typed: FormData, names: readonly string[]): Record<string, string> {
-	return Object.fromEntries(names.map((name) => [name, String(typed.get(name) ?? '')]))
-}

@@ -63,6 +63,14 @@ export function isLiveObjectAskedWithTestKey(error: unknown): boolean {
 }
 
 /**
+ * The processor does not know the object: deleted, or of the other mode's key where that key is live
+ * (the switch from test keys to live ones, 0029). Not a live object asked for with a test key.
+ */
+export function isGoneAtProcessor(error: unknown): boolean {
+	return (error as { code?: unknown }).code === 'resource_missing' && !isLiveObjectAskedWithTestKey(error)
+}
+
+/**
  * Whether billing is on at all (contract: checkout answers 503 processor_not_configured without the
  * key). Routes ask first, so that nothing is read or created for the user while billing is off, and a
  * database fault cannot turn "billing is off" into a 500.

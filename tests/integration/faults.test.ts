@@ -391,10 +391,12 @@ describe.runIf(inject('databaseKind') === 'postgres')('Transactions whose Postgr
 		expect((await fetch(`${app.url}/api/billing/status`, { headers })).status).toBe(200) // creates the user's row
 		return { id, file: () => postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${id}@example.com` }, headers) }
 	}
-	const holdUserRow = async (clerkId: string) => {
+	/** Holds the row `select` finds (one $1), as another session's transaction would, until ROLLBACK. */
+	const holdRow = async (select: string, value: string) => {
 		await locker.query('BEGIN')
-		await locker.query('SELECT 1 FROM "User" WHERE "clerkId" = $1 FOR UPDATE', [clerkId])
+		await locker.query(`${select} FOR UPDATE`, [value])
 	}
+	const holdUserRow = (clerkId: string) => holdRow('SELECT 1 FROM "User" WHERE "clerkId" = $1', clerkId)
 	/** The app's session waiting on the held row (its insert, inside the filing's transaction). */
 	async function waitingAppSession() {
 		const deadline = Date.now() + 10_000
@@ -517,8 +519,7 @@ describe.runIf(inject('databaseKind') === 'postgres')('Transactions whose Postgr
 				{ intent: 'mark-processed', requestId, confirmed: 'yes' },
 				{ ...sessionHeaders(standIns.clerk, ADMINISTRATOR), Origin: app.url },
 			)
-		await locker.query('BEGIN')
-		await locker.query('SELECT 1 FROM "DeletionRequest" WHERE id = $1 FOR UPDATE', [requestId])
+		await holdRow('SELECT 1 FROM "DeletionRequest" WHERE id = $1', requestId)
 		try {
 			const page = await within(mark(), 20_000, 'the marking that waits on the held row')
 			expect(page.status).toBe(503)

@@ -1,5 +1,5 @@
 import { db } from '#app/utils/db.server.ts'
-import { isLiveObjectAskedWithTestKey, stripe } from '#app/utils/stripe.server.ts'
+import { isGoneAtProcessor, stripe } from '#app/utils/stripe.server.ts'
 import { looksLikeUuid } from '#app/utils/uuid.ts'
 import { isLiveProcessorStatus, subscriptionState, type SubscriptionState } from '#app/modules/billing/subscription-state.ts'
 
@@ -67,7 +67,7 @@ async function billedAtProcessor(customerId: string | null): Promise<'billed' | 
 	} catch (error) {
 		// Deleted in the Dashboard, or a test customer under a live key: this key bills nothing to it. A live
 		// customer under a test key may well be billed: unknown.
-		if ((error as { code?: string }).code === 'resource_missing' && !isLiveObjectAskedWithTestKey(error)) return 'not-billed'
+		if (isGoneAtProcessor(error)) return 'not-billed'
 		console.error(`account-deletion: could not read the subscriptions of ${customerId} from the processor: ${(error as Error).message}`)
 		return 'unknown'
 	}

@@ -1,7 +1,9 @@
 import { redirect } from '@remix-run/node'
 import { signInUrl } from '#app/utils/auth.server.ts'
 import { contactHref } from '#app/utils/contact-href.ts'
-import { fieldErrors, formValues } from '#app/utils/forms.server.ts'
+import { fieldErrors } from '#app/utils/forms.server.ts'
+import { formValues } from '#app/utils/form-values.ts'
+import { nullWhenFailed } from '#app/utils/null-when-failed.server.ts'
 import { refusalInit } from '#app/utils/http.server.ts'
 import { waitInWords } from '#app/utils/retry-after.ts'
 import { deletionRequestSchema } from '#app/utils/validation/account.ts'
@@ -39,33 +41,23 @@ export async function deletionFromForm(
 ): Promise<Response | DeletionRefusal> {
 	const values = formValues(form, ['confirmEmail', 'reason'])
 	const parsed = deletionRequestSchema.safeParse(values)
-	if (!parsed.success) {
-		// The form before the database, as the API reads the body first: one that could never be filed is
-		// the user's to fix (400), down or not, and is never told to retry. The account is read only to show
-		// a request already pending instead (showPending, below); unread, the field errors are shown.
-		const pending = await readAccount().then(
-			(account) => account.pending,
-			(error: Error) => {
-				console.error(`account-deletion: the account page could not read the account: ${error.message}`)
-				return null
-			},
-		)
-		if (pending) return redirect(accountPath, 303)
-		return { notice: null, errors: fieldErrors(parsed.error), values, init: refusalInit({ code: 'bad-body' }) }
-	}
-	let account: UserWithPendingDeletion
-	try {
-		account = await readAccount()
-	} catch (error) {
-		// The API answers this db-error too. Thrown, it was the generic error page: the form and what the
-		// user typed were gone, and the page never said that a retry files nothing twice.
-		console.error(`account-deletion: the account page could not read the account: ${(error as Error).message}`)
-		return { notice: NOTICES['db-error'], errors: {}, values, init: refusalInit({ code: 'db-error' }) }
-	}
+	// A failed read is answered on the page: thrown, it was the generic error page, the form and what the
+	// user typed were gone, and the page never said that a retry files nothing twice.
+	const account = await nullWhenFailed(
+		readAccount(),
+		(message) => `account-deletion: the account page could not read the account: ${message}`,
+	)
 	// With a request already pending (filed from another tab, or a refused form posted again with
 	// Back), the page shows that request and no form: a field's error would have nowhere to appear,
 	// and the page would only say "Error". It shows the request instead. (The API answers as ever.)
-	const showPending = () => (account.pending ? redirect(accountPath, 303) : null)
+	const showPending = () => (account?.pending ? redirect(accountPath, 303) : null)
+	// The form before the database, as the API reads the body first: one that could never be filed is
+	// the user's to fix (400), down or not, and is never told to retry. Unread, the account's pending
+	// request cannot be shown instead: the field errors are.
+	if (!parsed.success)
+		return showPending() ?? { notice: null, errors: fieldErrors(parsed.error), values, init: refusalInit({ code: 'bad-body' }) }
+	// The API answers this db-error too.
+	if (!account) return { notice: NOTICES['db-error'], errors: {}, values, init: refusalInit({ code: 'db-error' }) }
 	const result = await fileDeletionRequest(account, parsed.data)
 	if (result.status === 'ok') return redirect(filedPath, 303)
 	if (result.status === 'table-missing') {

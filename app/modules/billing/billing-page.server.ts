@@ -1,4 +1,5 @@
 import { redirect } from '@remix-run/node'
+import { nullWhenFailed } from '#app/utils/null-when-failed.server.ts'
 import { waitInWords } from '#app/utils/retry-after.ts'
 import { billingConfigured } from '#app/utils/stripe.server.ts'
 import type { UserWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
@@ -44,14 +45,8 @@ type BillingFailure = { code: BillingFailureCode } | { code: 'rate-limited'; ret
  * The user's row, or null when the database failed to give it: the API answers that 500 server-error
  * too. Thrown, it was the generic error page, and the page's own "nothing was charged" never showed.
  */
-async function readOrNull<T>(read: () => Promise<T>): Promise<T | null> {
-	try {
-		return await read()
-	} catch (error) {
-		console.error(`billing: the page could not read the account: ${(error as Error).message}`)
-		return null
-	}
-}
+const readOrNull = <T>(read: () => Promise<T>) =>
+	nullWhenFailed(read(), (message) => `billing: the page could not read the account: ${message}`)
 
 function noticeFor(failure: BillingFailure): BillingNotice {
 	if (failure.code !== 'rate-limited') return NOTICES[failure.code]

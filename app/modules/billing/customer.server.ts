@@ -1,6 +1,6 @@
 import type Stripe from 'stripe'
 import { db } from '#app/utils/db.server.ts'
-import { createOnceUnder, isLiveObjectAskedWithTestKey } from '#app/utils/stripe.server.ts'
+import { createOnceUnder, isGoneAtProcessor } from '#app/utils/stripe.server.ts'
 import type { AppUser } from '#app/utils/users.server.ts'
 
 /**
@@ -62,8 +62,7 @@ async function customerMadeFor(stripe: Stripe, userId: string, since: number): P
  * instance's key is wrong, and the customer is not replaced or forgotten (the request fails, to retry).
  */
 export function isUnknownCustomer(error: unknown) {
-	const { code, param } = error as { code?: unknown; param?: unknown }
-	return code === 'resource_missing' && param === 'customer' && !isLiveObjectAskedWithTestKey(error)
+	return isGoneAtProcessor(error) && (error as { param?: unknown }).param === 'customer'
 }
 
 export function noteUnknownCustomer(user: AppUser, customerId: string, then: string) {

@@ -1,6 +1,6 @@
 import type Stripe from 'stripe'
 import { databaseNow, db } from '#app/utils/db.server.ts'
-import { isLiveObjectAskedWithTestKey } from '#app/utils/stripe.server.ts'
+import { isGoneAtProcessor } from '#app/utils/stripe.server.ts'
 import { customerSnapshot, subscriptionToShow } from './customer-subscriptions.server.ts'
 import { isOurs } from './processor-subscription.server.ts'
 import { storeSubscription } from './subscription-store.server.ts'
@@ -39,8 +39,8 @@ export async function confirmStoredSubscription(processor: Stripe, userId: strin
 	try {
 		fresh = await processor.subscriptions.retrieve(id)
 	} catch (error) {
-		// A live subscription asked with a test key is not gone: this instance's key is wrong.
-		if ((error as { code?: string }).code !== 'resource_missing' || isLiveObjectAskedWithTestKey(error)) return storedStands(error)
+		// A live subscription asked for with a test key is not gone: this instance's key is wrong.
+		if (!isGoneAtProcessor(error)) return storedStands(error)
 		return dropStored(userId, id, "is unknown to the processor (deleted, or of the other mode's key)")
 	}
 	if (isOurs(fresh)) {
