@@ -44,6 +44,17 @@ describe('pages for visitors without cookies', () => {
 		},
 	)
 
+	test('robots.txt keeps search engines to the public pages', async () => {
+		const response = await fetch(`${app.url}/robots.txt`)
+		expect(response.status).toBe(200)
+		expect(response.headers.get('content-type')).toBe('text/plain; charset=utf-8')
+		const rules = (await response.text()).split('\n').filter((line) => line.startsWith('Disallow:'))
+		const refused = (path: string) => rules.some((rule) => path.startsWith(rule.slice('Disallow:'.length).trim()))
+		for (const path of ['/', '/pricing', '/pricing?interval=year', '/contact']) expect(refused(path), path).toBe(false)
+		for (const path of ['/api/health', '/api/contact', '/account', '/admin/deletion-requests', '/sign-in', '/sign-out'])
+			expect(refused(path), path).toBe(true)
+	})
+
 	test('HEAD is answered as before: the headers of the page, no body', async () => {
 		await page('/pricing')
 		const response = await fetch(`${app.url}/pricing`, { method: 'HEAD' })
