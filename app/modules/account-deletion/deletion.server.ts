@@ -1,8 +1,8 @@
 import crypto from 'node:crypto'
 import { Prisma } from '#app/generated/prisma/client.ts'
-import { deletionLimiter } from '#app/utils/abuse-limits.server.ts'
+import { deletionLimiter, deletionReasonLimiter } from '#app/utils/abuse-limits.server.ts'
 import { db, queryRows, sqlStateOf } from '#app/utils/db.server.ts'
-import { primaryEmail } from '#app/utils/identity.server.ts'
+import { primaryEmail, type PrimaryEmailResult } from '#app/utils/identity.server.ts'
 import { ensureUser, USER_COLUMNS_SQL, USER_TABLES_SQL, type AppUser } from '#app/utils/users.server.ts'
 import type { DeletionRequestInput } from '#app/utils/validation/account.ts'
 import { comparableEmail } from '#app/utils/validation/email.ts'
@@ -163,6 +163,38 @@ async function createPending(user: AppUser, input: DeletionRequestInput): Promis
 	}
 }
 
+type ProviderAnswer =
+	{ status: 'limited'; retryAfterSeconds: number } | { status: 'asked'; lookup: PrimaryEmailResult; refund: () => Promise<void> }
+
+const askingProvider = new Map<string, Promise<ProviderAnswer>>()
+
+/**
+ * The account's email from the identity provider for a filing, counted against the per-user limit,
+ * which is there for these calls. Filings of one user that arrive together (a double click, a client
+ * sending the same request several times) share one call and one point: they are one filing, answered
+ * with one request (contract.md §2), which a limit met halfway through the burst would break. The
+ * point is given back at most once, whichever of them fails on our side.
+ */
+function askProviderOnce(user: AppUser): Promise<ProviderAnswer> {
+	const inFlight = askingProvider.get(user.id)
+	if (inFlight) return inFlight
+	const answer = (async (): Promise<ProviderAnswer> => {
+		const limit = await deletionLimiter.consume(user.id)
+		if (!limit.allowed) return { status: 'limited', retryAfterSeconds: limit.retryAfterSeconds }
+		let refunded = false
+		const refund = async () => {
+			if (refunded) return
+			refunded = true
+			await limit.refund()
+		}
+		return { status: 'asked', lookup: await primaryEmail(user.clerkId), refund }
+	})().finally(() => {
+		if (askingProvider.get(user.id) === answer) askingProvider.delete(user.id)
+	})
+	askingProvider.set(user.id, answer)
+	return answer
+}
+
 export async function fileDeletionRequest(
 	{ user, pending: readWithUser }: UserWithPendingDeletion,
 	input: DeletionRequestInput,
@@ -171,8 +203,8 @@ export async function fileDeletionRequest(
 	// (contract.md §2), without asking the identity provider again or counting against the limit,
 	// which is there for those calls (decision 0014). Any other email takes the full path below.
 	if (readWithUser?.confirmedEmailHash && readWithUser.confirmedEmailHash === confirmedEmailHash(user.id, input.confirmEmail)) {
-		// Only a new reason writes (a row and an audit entry): that write is limited as a filing is.
-		const limit = changesReason(readWithUser, input.reason) ? await deletionLimiter.consume(user.id) : undefined
+		// Only a new reason writes (a row and an audit entry): that write has a limit of its own.
+		const limit = changesReason(readWithUser, input.reason) ? await deletionReasonLimiter.consume(user.id) : undefined
 		if (limit && !limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
 		let pending: PendingRequest | null
 		try {
@@ -186,12 +218,11 @@ export async function fileDeletionRequest(
 		// Withdrawn or processed meanwhile: a new filing, which asks the identity provider (below).
 		await limit?.refund()
 	}
-	// Each attempt costs a call to the identity provider: limit attempts per user.
-	const limit = await deletionLimiter.consume(user.id)
-	if (!limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
-	const lookup = await primaryEmail(user.clerkId)
+	const asked = await askProviderOnce(user)
+	if (asked.status === 'limited') return { status: 'error', code: 'rate-limited', retryAfterSeconds: asked.retryAfterSeconds }
+	const { lookup, refund } = asked
 	// Failures on our side say "safe to retry": the retry must not be held against the user (as contact).
-	if (lookup.status === 'unavailable') return (await limit.refund(), { status: 'error', code: 'identity-provider-unavailable' })
+	if (lookup.status === 'unavailable') return (await refund(), { status: 'error', code: 'identity-provider-unavailable' })
 	// The session is valid but the provider no longer knows the account: treat it as signed out.
 	if (lookup.status === 'unknown-user') return { status: 'error', code: 'unauthorized' }
 	if (!lookup.email || comparableEmail(lookup.email) !== comparableEmail(input.confirmEmail)) {
@@ -208,7 +239,7 @@ export async function fileDeletionRequest(
 	} catch (error) {
 		if (isMissingTable(error)) return { status: 'table-missing' }
 		console.error(`account-deletion: storing the request of user ${user.id} failed: ${(error as Error).message}`)
-		await limit.refund()
+		await refund()
 		return { status: 'error', code: 'db-error' }
 	}
 }
