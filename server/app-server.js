@@ -121,7 +121,8 @@ function afterEarlierResponses(socket, then) {
  * }} options
  */
 export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware }) {
-	let inFlight = 0
+	/** Responses on their way (the liveness probe's aside): a stop waits for them. */
+	const open = new Set()
 	let closing = false
 	let remix
 	let apiRoute
@@ -177,11 +178,11 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 		req.url = url
 		const query = url.indexOf('?')
 		const pathname = query === -1 ? url : url.slice(0, query)
-		inFlight++
+		open.add(res)
 		if (closing) res.setHeader('Connection', 'close')
 		let controller
 		res.on('close', () => {
-			inFlight--
+			open.delete(res)
 			if (controller && !res.writableFinished) controller.abort()
 			if (pathname !== '/api/health') {
 				const ms = Number(process.hrtime.bigint() - started) / 1e6
@@ -389,10 +390,18 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 	async function shutdown(graceMs = 10_000) {
 		closing = true
 		log.flush()
+		// An answer already on its way tells its client that the connection ends with it. Sent keep-alive,
+		// the client's next request on that connection was taken in and then cut at the grace's end,
+		// unanswered: for a contact message that had been sent, a retry was a second copy.
+		for (const res of open) if (!res.headersSent) res.setHeader('Connection', 'close')
 		const closed = new Promise((resolve) => server.close(resolve))
 		server.closeIdleConnections()
 		const deadline = Date.now() + graceMs
-		while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+		while (open.size > 0 && Date.now() < deadline) {
+			await new Promise((r) => setTimeout(r, 25))
+			// A connection whose answer had gone out before the stop (a stream) is closed once it is idle.
+			server.closeIdleConnections()
+		}
 		server.closeAllConnections()
 		await closed
 		log.flush()

@@ -98,6 +98,43 @@ describe('graceful shutdown', () => {
 	})
 })
 
+describe('graceful shutdown, on a keep-alive connection', () => {
+	// The answer went out keep-alive: the client's next request on that connection was taken in and cut
+	// at the grace's end, unanswered (a contact message that had been sent, then sent again).
+	test('a request in flight at SIGTERM is answered with Connection: close, and the connection ends with it', async () => {
+		const standIns = await startStandIns()
+		const app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...standIns.env })
+		try {
+			const id = newClerkUserId()
+			standIns.clerkApi.setUser({ id, email: `${id}@example.com` })
+			standIns.clerkApi.setLatency(1_500)
+			const { hostname, port } = new URL(app.url)
+			const socket = net.connect(Number(port), hostname)
+			socket.on('error', () => {}) // the close below is what is checked
+			let received = ''
+			socket.on('data', (chunk) => (received += chunk))
+			const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()))
+			const body = JSON.stringify({ confirmEmail: `${id}@example.com` })
+			const { Cookie } = sessionHeaders(standIns.clerk, id)
+			socket.write(
+				`POST /api/account/delete-request HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\n` +
+					`Content-Length: ${Buffer.byteLength(body)}\r\nCookie: ${Cookie}\r\n\r\n${body}`,
+			)
+			await until(() => standIns.clerkApi.requests.some((r) => r.path === `/v1/users/${id}`), 10_000, 'the filing taken in')
+			const exitCode = app.stop()
+			await until(() => /\r\n\r\n\{/.test(received), 10_000, 'the answer')
+			expect(received).toMatch(/^HTTP\/1\.1 200 /)
+			expect(received).toMatch(/\r\nconnection: close\r\n/i)
+			expect(received).not.toMatch(/keep-alive/i)
+			await within(ended, 5_000, 'the connection closed after the answer')
+			expect(await exitCode).toBe(0)
+		} finally {
+			await app.stop()
+			await standIns.close()
+		}
+	})
+})
+
 /** `npm <args>` as a person runs it, in a process group of its own so that whatever it leaves behind can be stopped. */
 async function runNpm(args: string[], env: { NODE_ENV: 'production' | 'development'; PORT: number }) {
 	const npm = spawn('npm', args, {
