@@ -116,6 +116,32 @@ function sendThroughPool(smtp: SMTPPool, message: PreparedMessage) {
 	})
 }
 
+// A process stopped while writing (kill -9, a power cut) leaves its hidden temporary behind, never to
+// be renamed: nothing was answered 200 for it. Each process clears those older than any write takes,
+// once, before its first message (not newer ones: another process may be writing them).
+const ABANDONED_AFTER_MS = 10 * 60_000
+let outboxSwept = false
+
+async function removeAbandonedTemporaries() {
+	if (outboxSwept) return
+	outboxSwept = true
+	let removed = 0
+	for (const name of await fs.readdir(OUTBOX_DIR).catch(() => [])) {
+		if (!name.startsWith('.') || !name.endsWith('.tmp')) continue
+		const file = path.join(OUTBOX_DIR, name)
+		const stat = await fs.stat(file).catch(() => null)
+		if (!stat || Date.now() - stat.mtimeMs < ABANDONED_AFTER_MS) continue
+		if (
+			await fs.rm(file).then(
+				() => true,
+				() => false,
+			)
+		)
+			removed++
+	}
+	if (removed > 0) console.log(`mail: removed ${removed} unfinished outbox file(s) left by a process stopped while writing`)
+}
+
 export type SendResult = { delivered: 'smtp'; messageId: string } | { delivered: 'outbox'; file: string }
 
 /**
@@ -132,6 +158,7 @@ export async function sendMail(content: MailContent): Promise<SendResult> {
 	}
 	// Made private; one that exists keeps its mode (an operator's, or another user's): its files are 600.
 	await fs.mkdir(OUTBOX_DIR, { recursive: true, mode: 0o700 })
+	await removeAbandonedTemporaries()
 	// Each accepted message is a file of its own, as each is a delivery through SMTP (contract: "each
 	// message is written … nothing is lost"); a retried one keeps its Message-ID inside (0019). Named by
 	// time, so the folder lists in the order they came, then by a random part, so none replaces another.

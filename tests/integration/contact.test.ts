@@ -809,6 +809,15 @@ describe('BENCH_RAISE_LIMITS (the benchmark lifts the limits, on loopback only)'
 describe('without SMTP_URL (development)', () => {
 	test('start-up warns, and each message is kept whole as an .eml file in ./data/outbox/', async () => {
 		const outbox = path.join(projectRoot, 'data', 'outbox')
+		// What a process stopped while writing leaves behind: hidden, never renamed. One an hour old is
+		// cleared; one from now may be another process's write in progress, and stays.
+		fs.mkdirSync(outbox, { recursive: true, mode: 0o700 })
+		const abandoned = path.join(outbox, `.abandoned-${crypto.randomUUID()}.eml.tmp`)
+		const inProgress = path.join(outbox, `.in-progress-${crypto.randomUUID()}.eml.tmp`)
+		fs.writeFileSync(abandoned, 'Subject: half a messa')
+		fs.writeFileSync(inProgress, 'Subject: half a messa')
+		const anHourAgo = new Date(Date.now() - 60 * 60_000)
+		fs.utimesSync(abandoned, anHourAgo, anHourAgo)
 		const local = await startApp({ DATABASE_URL: await freshDatabaseUrl(), SMTP_URL: undefined })
 		const subject = `Outbox ${crypto.randomUUID()}`
 		let kept: string | undefined
@@ -828,7 +837,12 @@ describe('without SMTP_URL (development)', () => {
 			expect(eml).toMatch(/^Reply-To: Ada Lovelace <ada@example.com>$/m)
 			expect(eml).toContain('Where are my invoices?')
 			expect(eml.trimEnd()).toMatch(/--$/) // the last MIME boundary: the message is whole
-			expect(files.filter((name) => name.endsWith('.tmp'))).toEqual([])
+			// The message's own temporary is gone (renamed); so is the abandoned one, and it is said.
+			const temporaries = files.filter((name) => name.endsWith('.tmp'))
+			expect(temporaries).toContain(path.basename(inProgress))
+			expect(temporaries).not.toContain(path.basename(abandoned))
+			expect(temporaries.filter((name) => !name.startsWith('.in-progress-'))).toEqual([])
+			expect(local.output()).toMatch(/^mail: removed \d+ unfinished outbox file\(s\) left by a process stopped while writing$/m)
 			// Readable by the server's own user only (it was 644: any account on the machine).
 			expect((fs.statSync(path.join(outbox, kept!)).mode & 0o777).toString(8)).toBe('600')
 			// Each 200 is a file, as each is a delivery through SMTP: the same message sent again is a second
@@ -845,6 +859,7 @@ describe('without SMTP_URL (development)', () => {
 		} finally {
 			await local.stop()
 			for (const name of copies) fs.rmSync(path.join(outbox, name), { force: true })
+			for (const file of [abandoned, inProgress]) fs.rmSync(file, { force: true })
 		}
 	})
 })
