@@ -62,10 +62,11 @@ try {
 		}
 	} else {
 		const [requestId] = args
-		const events = await admin.deletionRequestHistory(requestId ?? '')
+		if (!requestId) throw Object.assign(new Error(usage), { usage: true })
+		const events = await admin.deletionRequestHistory(requestId)
 		// Every request has its filing at least: none means there is no such request (as process says it).
 		if (events.length === 0) {
-			console.error(`No history: not-found (no deletion request ${requestId ?? ''})`)
+			console.error(`No history: not-found (no deletion request ${requestId})`)
 			exitCode = 1
 		}
 		for (const event of events) {

@@ -184,6 +184,19 @@ describe('configuration', () => {
 		expect([...parseEnv({ ADMIN_USER_IDS: ' user_1 , user_2,' }).ADMIN_USER_IDS]).toEqual(['user_1', 'user_2'])
 	})
 
+	test('a NODE_ENV other than production, development or test is served as production, and start-up says what it costs', () => {
+		const said = (source: Record<string, string>) => startupWarnings(parseEnv(source)).filter((line) => line.startsWith('NODE_ENV'))
+		const staging = parseEnv({ NODE_ENV: 'staging' })
+		expect(staging.NODE_ENV).toBe('production')
+		expect(said({ NODE_ENV: 'staging' })).toEqual([
+			'NODE_ENV=staging is not production, development or test: the server runs as in production, but libraries that read NODE_ENV themselves (React) take their slower development builds. Set NODE_ENV=production for every deployment, staging included.',
+		])
+		for (const value of ['production', 'development', 'test']) expect(said({ NODE_ENV: value }), value).toEqual([])
+		expect(said({})).toEqual([])
+		// Shown printable and short, whatever it holds.
+		expect(said({ NODE_ENV: `prod\nuction${'x'.repeat(100)}` })[0]).toMatch(/^NODE_ENV=prod\?uctionx{29} is not/)
+	})
+
 	test('BENCH_RAISE_LIMITS=1 raises the limits only on a loopback APP_URL, and start-up says which', () => {
 		const read = (source: Record<string, string>) => {
 			const config = parseEnv(source)

@@ -112,6 +112,8 @@ export type Env = Omit<ParsedEnv, 'APP_URL' | 'REGION'> & {
 	stripeConfigured: boolean
 	/** BENCH_RAISE_LIMITS=1 on a loopback APP_URL: every rate limit is raised, still counted (rate-limit.server.ts). */
 	limitsRaisedForBench: boolean
+	/** A NODE_ENV set to something else (`staging`), read as production: said at start-up. */
+	nodeEnvReadAsProduction: string | undefined
 }
 
 export class InvalidEnvError extends Error {
@@ -137,6 +139,10 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
 		// Honoured only on this machine: a deployed service (public APP_URL) cannot turn its limits off by
 		// configuration.
 		limitsRaisedForBench: env.BENCH_RAISE_LIMITS === '1' && isLoopbackUrl(appUrl),
+		nodeEnvReadAsProduction:
+			source.NODE_ENV !== undefined && source.NODE_ENV !== env.NODE_ENV
+				? source.NODE_ENV.replace(/[^\x20-\x7e]+/g, '?').slice(0, 40)
+				: undefined,
 	}
 }
 
@@ -190,6 +196,12 @@ export function startupWarnings(config: Env): string[] {
 			`${typo}The embedded database is for development and trials only: it does not flush writes to disk, so a power loss or system crash can lose or corrupt it. Set DATABASE_URL=postgres://… for real data.`,
 		)
 	}
+	// Not refused: a `staging` deployment is common, and it serves. But React and other libraries read
+	// NODE_ENV themselves, and anything but production gives them their slower development builds.
+	if (config.nodeEnvReadAsProduction !== undefined)
+		warnings.push(
+			`NODE_ENV=${config.nodeEnvReadAsProduction} is not production, development or test: the server runs as in production, but libraries that read NODE_ENV themselves (React) take their slower development builds. Set NODE_ENV=production for every deployment, staging included.`,
+		)
 	// Said at every start: APP_URL's default is this machine, so a trial serving others on it with the
 	// setting left over from a benchmark would have no limits at all.
 	if (config.limitsRaisedForBench)

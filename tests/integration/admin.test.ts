@@ -321,6 +321,13 @@ describe('npm run admin', () => {
 			const unknown = admin('history', '00000000-0000-4000-8000-000000000000')
 			expect(unknown.stderr).toContain('No history: not-found')
 			expect(unknown.status).toBe(1)
+			// Nor is an id that is not one an error of the database's; no id at all is the usage line.
+			const malformed = admin('history', 'abc')
+			expect(malformed.stderr).toContain('No history: not-found (no deletion request abc)')
+			expect(malformed.status).toBe(1)
+			const missing = admin('history')
+			expect(missing.stderr).toMatch(/^usage: npm run admin -- list/m)
+			expect(missing.status).toBe(2)
 			// A request the user takes back is withdrawn, once.
 			const withdrawn = admin('withdraw', second, '--as', 'ops@example.com')
 			expect(withdrawn.stdout + withdrawn.stderr).toContain(`Withdrew ${second}`)

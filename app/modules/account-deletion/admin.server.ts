@@ -161,6 +161,8 @@ export async function closedRequestOwner(requestId: string, status: 'processed' 
 }
 
 export async function deletionRequestHistory(requestId: string) {
+	// Not an id at all: no request has it (PostgreSQL would refuse the uuid, as a failure).
+	if (!looksLikeUuid(requestId)) return []
 	return db().deletionRequestEvent.findMany({
 		where: { requestId },
 		orderBy: { at: 'asc' },
