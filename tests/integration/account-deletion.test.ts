@@ -148,6 +148,19 @@ describe('POST /api/account/delete-request', () => {
 		if (expected === 400) expect(await response.json()).toMatchObject({ code: 'bad-body', issues: expect.any(Array) })
 	})
 
+	test('guessing the email is limited: ten a minute ask the identity provider, then 429 with Retry-After, asking nothing', async () => {
+		const userId = userWithEmail('guarded@example.com')
+		const asked = () => standIns.clerkApi.requests.filter((r) => r.path === `/v1/users/${userId}`).length
+		const answers: Response[] = []
+		for (let attempt = 0; attempt < 12; attempt++)
+			answers.push(await fileRequest(app, userId, { confirmEmail: `guess${attempt}@example.com` }))
+		expect(answers.map((answer) => answer.status)).toEqual([...Array(10).fill(400), 429, 429])
+		expect(await answers[0]!.json()).toMatchObject({ code: 'email-mismatch' })
+		expect(Number(answers[10]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+		expect(await answers[10]!.json()).toMatchObject({ code: 'rate-limited' })
+		expect(asked()).toBe(10)
+	})
+
 	test("a confirmation of any length or type that is not the account's email is a mismatch, not a bad body", async () => {
 		const userId = userWithEmail('owner@example.com')
 		// A nesting of 5 000 arrays (10 KB of JSON, sent as written) once overflowed the stack of a
@@ -309,10 +322,13 @@ describe('what was stored', () => {
 		const userId = userWithEmail('restless@example.com')
 		const file = (reason: string) => fileRequest(app, userId, { confirmEmail: 'restless@example.com', reason })
 		const first = await (await file('reason 0')).json()
-		const statuses: number[] = []
-		for (let attempt = 1; attempt <= 61; attempt++) statuses.push((await file(`reason ${attempt}`)).status)
+		const answers: Response[] = []
+		for (let attempt = 1; attempt <= 61; attempt++) answers.push(await file(`reason ${attempt}`))
 		// Not the ten a minute of filings that ask the identity provider: these ask it nothing.
-		expect(statuses).toEqual([...Array(60).fill(200), 429])
+		expect(answers.map((answer) => answer.status)).toEqual([...Array(60).fill(200), 429])
+		const limited = answers.at(-1)!
+		expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+		expect(await limited.json()).toMatchObject({ code: 'rate-limited' })
 		// The same reason again writes nothing and is never limited.
 		const same = await file('reason 60')
 		expect(same.status).toBe(200)

@@ -52,11 +52,30 @@ async function userWithRequest({ subscribe }: { subscribe: boolean }) {
 }
 
 describe('/admin/deletion-requests', () => {
-	test('is a 404 for visitors and for signed-in users who are not administrators', async () => {
+	test('is a 404 for visitors and for signed-in users who are not administrators, who change nothing', async () => {
 		expect((await adminPage()).status).toBe(404)
 		expect((await adminPage(newClerkUserId())).status).toBe(404)
-		expect((await markProcessed('00000000-0000-0000-0000-000000000000', newClerkUserId())).status).toBe(404)
-		expect((await withdraw('00000000-0000-0000-0000-000000000000', newClerkUserId())).status).toBe(404)
+		// A real pending request, so that a 404 cannot come from "no such request" instead: the request's
+		// own user, and another signed-in user, post both of the page's forms.
+		const { userId, requestId } = await userWithRequest({ subscribe: false })
+		for (const someone of [userId, newClerkUserId()]) {
+			expect((await markProcessed(requestId, someone)).status).toBe(404)
+			expect((await withdraw(requestId, someone)).status).toBe(404)
+		}
+		// Still pending: filing again gets the same request, and the administrator still sees it.
+		const again = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${userId}@example.com` }, auth(userId))
+		expect((await again.json()).request_id).toBe(requestId)
+		expect(await (await adminPage(adminId)).text()).toContain(`Request from ${userId}`)
+	})
+
+	test("an outcome's address names a request that was not so closed: the page claims nothing", async () => {
+		const { userId, requestId } = await userWithRequest({ subscribe: false })
+		for (const outcome of [`processed=${requestId}`, `withdrawn=${requestId}`]) {
+			const html = await (await fetch(`${app.url}/admin/deletion-requests?${outcome}`, { headers: auth(adminId) })).text()
+			expect(html, outcome).not.toContain(`Marked the request from ${userId}`)
+			expect(html, outcome).not.toContain(`Withdrew the request from ${userId}`)
+			expect(html, outcome).toContain(`Request from ${userId}`)
+		}
 	})
 
 	test('a user who changed their mind has the request withdrawn at their word: nothing is deleted, and they can subscribe and file again', async () => {

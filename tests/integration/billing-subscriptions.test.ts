@@ -96,6 +96,20 @@ describe('several subscriptions of one customer', () => {
 		expect(await status(userId)).toMatchObject({ plan: 'team', status: 'trialing' })
 	})
 
+	// With one subscription the state comes from the customer's list, read after the subscription itself:
+	// that list is what must be slow for the delivery to hold the older state.
+	test("a slow delivery whose list of the customer's one subscription was read before a cancellation never overwrites it", async () => {
+		const { userId, customer } = await subscribedUser()
+		const id = subscriptionIdFor(customer)
+		const slow = (await deliverSlowly('customer.subscription.updated', standIns.stripe.store.get(id, 'subscription')!, '/v1/subscriptions'))
+			.delivery
+		const canceled = standIns.stripe.setSubscriptionStatus(id, 'canceled')
+		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ status: 'canceled' })
+		expect((await slow).status).toBe(200)
+		expect(await status(userId)).toMatchObject({ status: 'canceled', plan: 'free', has_subscription: false })
+	})
+
 	test('a slow delivery that read a subscription before it ended never overwrites the later reading', async () => {
 		const { userId, newer } = await userPayingTwice()
 

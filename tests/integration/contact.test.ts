@@ -78,6 +78,13 @@ describe('POST /api/contact delivers the message', () => {
 		expect(body).not.toContain('<script>')
 	})
 
+	test('quotes and ampersands arrive escaped in the HTML part, so no field can close an attribute or start an entity', async () => {
+		const response = await contact({ ...valid, subject: 'Quoted', message: `He said "hi" & 'bye' &amp;` })
+		expect(response.status).toBe(200)
+		const mail = await sink.waitForMessage((m) => m.subject === '[Contact] Quoted')
+		expect(mail.html).toContain('He said &quot;hi&quot; &amp; &#39;bye&#39; &amp;amp;')
+	})
+
 	test('CR/LF in the subject or name cannot add a header, nor a line that reads as another field of the message', async () => {
 		const response = await contact({
 			...valid,
@@ -637,6 +644,20 @@ describe('the /contact page', () => {
 		}
 		const { marker, arrived } = await mailSince(before)
 		expect(arrived).toEqual(['[Contact] Upper-case type', marker])
+	})
+
+	test('without JavaScript, a message the mail server refuses comes back in the form as typed, with the notice (500)', async () => {
+		expectServerLog(/^contact: mail transport failed \(/)
+		sink.setMode('reject')
+		const typed = { ...valid, name: 'Ada "Countess" <Lovelace>', subject: 'Refused & kept', message: 'Line one\r\nLine <two>', website: '' }
+		const response = await postForm(`${app.url}/contact`, typed, { Origin: app.url, 'X-Forwarded-For': uniqueIp() })
+		expect(response.status).toBe(500)
+		const html = await response.text()
+		expect(html).toContain('We could not send your message just now. It is still in the form: please try again in a moment.')
+		expect(html).toContain('value="Ada &quot;Countess&quot; &lt;Lovelace&gt;"')
+		expect(html).toContain(`value="${valid.email}"`)
+		expect(html).toContain('value="Refused &amp; kept"')
+		expect(html).toMatch(/<textarea[^>]*name="message"[^>]*>Line one\r?\nLine &lt;two&gt;<\/textarea>/)
 	})
 
 	test('a same-origin form post sends the mail and redirects to the confirmation', async () => {

@@ -558,11 +558,27 @@ describe('security headers', () => {
 			expect(response.headers.get('referrer-policy')).toBe('strict-origin-when-cross-origin')
 			expect(response.headers.get('x-frame-options')).toBe('DENY')
 			expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+			expect(response.headers.get('cross-origin-opener-policy')).toBe('same-origin')
+			expect(response.headers.get('permissions-policy')).toBe('camera=(), microphone=(), geolocation=(), payment=()')
 			expect(response.headers.get('x-powered-by')).toBeNull()
+			// Not over plain http (this server's APP_URL): a browser would keep it for a year for the host.
+			expect(response.headers.get('strict-transport-security')).toBeNull()
 		}
 		// The document's inline scripts carry the nonce the CSP names.
 		const nonce = home.headers.get('content-security-policy')!.match(/'nonce-([^']+)'/)![1]
 		expect(html).toContain(`nonce="${nonce}"`)
+	})
+
+	test('served as https:// in production, pages, API answers and static files tell browsers to keep to https (HSTS)', async () => {
+		const deployed = await startApp({ DATABASE_URL: await freshDatabaseUrl(), APP_URL: 'https://callsheet.example' })
+		try {
+			for (const path of ['/', '/pricing', '/api/health', '/api/no-such-endpoint', '/favicon.svg']) {
+				const response = await fetch(`${deployed.url}${path}`)
+				expect(response.headers.get('strict-transport-security'), path).toBe('max-age=31536000; includeSubDomains')
+			}
+		} finally {
+			await deployed.stop()
+		}
 	})
 
 	test('an unknown page path is a 404 with the not-found page', async () => {
