@@ -1,4 +1,5 @@
-import { describe, expect, test } from 'vitest'
+import pg from 'pg'
+import { describe, expect, inject, test } from 'vitest'
 import type { StripeObject } from '../mocks/stripe.ts'
 import { postForm, postJson } from '../support/http.ts'
 import { newClerkUserId } from '../support/sessions.ts'
@@ -515,6 +516,39 @@ describe('identity', () => {
 		const customer = String(standIns.stripe.checkoutParams(sessionIdOf(url))!.customer)
 		expect((await status(userId)).processor_customer_id).toBe(customer)
 		expect(await stored((prisma) => prisma.user.count({ where: { clerkId: userId } }))).toBe(1)
+	})
+})
+
+// PostgreSQL only: there another session's uncommitted row with the same clerkId holds every first
+// request's create on the unique index, and fails it once committed: each request loses the race, as
+// timing alone makes happen only now and then. (The embedded database runs one statement at a time.)
+describe.runIf(inject('databaseKind') === 'postgres')('identity, when every first request loses the race to create the row', () => {
+	test("each reads the winner's row and gets its answer (no 500)", async () => {
+		const userId = newClerkUserId()
+		const winner = new pg.Client({ connectionString: appEnv.DATABASE_URL })
+		const observer = new pg.Client({ connectionString: appEnv.DATABASE_URL })
+		await Promise.all([winner.connect(), observer.connect()])
+		try {
+			await winner.query('BEGIN')
+			await winner.query('INSERT INTO "User" ("id", "clerkId") VALUES (gen_random_uuid(), $1)', [userId])
+			const answers = Promise.all(Array.from({ length: 6 }, () => postJson(`${app.url}/api/billing/portal`, {}, auth(userId))))
+			const waiting = async () =>
+				(await observer.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'"))
+					.rows[0]!.n
+			const deadline = Date.now() + 10_000
+			while ((await waiting()) < 6) {
+				if (Date.now() > deadline) throw new Error('the six creates waiting on the uncommitted row: not within 10 s')
+				await new Promise((resolve) => setTimeout(resolve, 20))
+			}
+			await winner.query('COMMIT')
+			expect(await Promise.all((await answers).map(async (r) => [r.status, (await r.json()).code]))).toEqual(
+				Array(6).fill([404, 'no-customer']),
+			)
+			expect(await stored((prisma) => prisma.user.count({ where: { clerkId: userId } }))).toBe(1)
+		} finally {
+			await winner.query('ROLLBACK').catch(() => {})
+			await Promise.all([winner.end(), observer.end()])
+		}
 	})
 })
 
