@@ -126,24 +126,40 @@ export async function userWithPendingDeletion(clerkId: string): Promise<UserWith
 /**
  * Filing again with another reason: the answer says `saved`, so the reason given is the one kept (it
  * was dropped, and only the first was stored), with an audit entry. A filing without one keeps the
- * reason there is. The request keeps its id and time (contract.md §2). Null when the request was
+ * reason there is. The request keeps its id and time (contract.md §2). `closed` when the request was
  * withdrawn or processed since it was read: nothing was saved on it, and the filing is a new one.
+ * Each change counts against a per-user limit of its own, whichever path the filing took (a burst
+ * sharing one question to the identity provider included): each writes a row and an audit entry.
  */
-async function keepReason(user: AppUser, pending: PendingFiling, reason: string | null): Promise<PendingRequest | null> {
-	if (!changesReason(pending, reason)) return pending
-	const changed = await db().$transaction(async (tx) => {
-		const { count } = await tx.deletionRequest.updateMany({ where: { id: pending.requestId, status: 'pending' }, data: { reason } })
-		if (count > 0)
-			await tx.deletionRequestEvent.create({ data: { requestId: pending.requestId, action: 'reason-changed', actor: user.clerkId } })
-		return count > 0
-	})
-	return changed ? pending : null
+async function keepReason(user: AppUser, pending: PendingFiling, reason: string | null): Promise<Kept> {
+	if (!changesReason(pending, reason)) return { status: 'kept', request: pending }
+	const limit = await deletionReasonLimiter.consume(user.id)
+	if (!limit.allowed) return { status: 'limited', retryAfterSeconds: limit.retryAfterSeconds }
+	let changed: boolean
+	try {
+		changed = await db().$transaction(async (tx) => {
+			const { count } = await tx.deletionRequest.updateMany({ where: { id: pending.requestId, status: 'pending' }, data: { reason } })
+			if (count > 0)
+				await tx.deletionRequestEvent.create({ data: { requestId: pending.requestId, action: 'reason-changed', actor: user.clerkId } })
+			return count > 0
+		})
+	} catch (error) {
+		await limit.refund()
+		throw error
+	}
+	if (!changed) {
+		await limit.refund()
+		return { status: 'closed' }
+	}
+	return { status: 'kept', request: pending }
 }
+
+type Kept = { status: 'kept'; request: PendingRequest } | { status: 'closed' } | { status: 'limited'; retryAfterSeconds: number }
 
 const changesReason = (pending: PendingFiling, reason: string | null) => reason !== null && reason !== pending.reason
 
 /** Creates the pending request and its audit entry together; a concurrent twin makes us read theirs. */
-async function createPending(user: AppUser, input: DeletionRequestInput): Promise<PendingRequest> {
+async function createPending(user: AppUser, input: DeletionRequestInput): Promise<Exclude<Kept, { status: 'closed' }>> {
 	const { confirmEmail, reason } = input
 	try {
 		const created = await db().$transaction(async (tx) => {
@@ -154,13 +170,39 @@ async function createPending(user: AppUser, input: DeletionRequestInput): Promis
 			await tx.deletionRequestEvent.create({ data: { requestId: request.id, action: 'filed', actor: user.clerkId } })
 			return request
 		})
-		return { requestId: created.id, submittedAt: created.submittedAt }
+		return { status: 'kept', request: { requestId: created.id, submittedAt: created.submittedAt } }
 	} catch (error) {
 		if (!isUniqueViolation(error)) throw error
 		const existing = await pendingDeletionRequest(user.id)
 		if (!existing) throw error
-		return (await keepReason(user, existing, reason)) ?? createPending(user, input)
+		const kept = await keepReason(user, existing, reason)
+		return kept.status === 'closed' ? createPending(user, input) : kept
 	}
+}
+
+/** Whether `email` is the one typed back when `pending` was filed (decision 0014). */
+const confirmedWith = (user: AppUser, pending: PendingFiling | null | undefined, email: string) =>
+	Boolean(pending?.confirmedEmailHash && pending.confirmedEmailHash === confirmedEmailHash(user.id, email))
+
+const answerOf = (filed: Exclude<Kept, { status: 'closed' }>): DeletionResult =>
+	filed.status === 'kept'
+		? { status: 'ok', requestId: filed.request.requestId, submittedAt: filed.request.submittedAt }
+		: { status: 'error', code: 'rate-limited', retryAfterSeconds: filed.retryAfterSeconds }
+
+/**
+ * A filing again with the email that proved intent the first time: the pending request (contract.md
+ * §2), without asking the identity provider or counting against its limit (decision 0014). Null when
+ * the request was withdrawn or processed meanwhile: the filing is then a new one.
+ */
+async function fileAgain(user: AppUser, pending: PendingFiling, reason: string | null): Promise<DeletionResult | null> {
+	let kept: Kept
+	try {
+		kept = await keepReason(user, pending, reason)
+	} catch (error) {
+		console.error(`account-deletion: storing the request of user ${user.id} failed: ${(error as Error).message}`)
+		return { status: 'error', code: 'db-error' }
+	}
+	return kept.status === 'closed' ? null : answerOf(kept)
 }
 
 type ProviderAnswer =
@@ -173,7 +215,8 @@ const askingProvider = new Map<string, Promise<ProviderAnswer>>()
  * which is there for these calls. Filings of one user that arrive together (a double click, a client
  * sending the same request several times) share one call and one point: they are one filing, answered
  * with one request (contract.md §2), which a limit met halfway through the burst would break. The
- * point is given back at most once, whichever of them fails on our side.
+ * point is given back at most once, when one of them fails on our side (even if another of the burst
+ * stored the request: at most one call a burst goes uncounted).
  */
 function askProviderOnce(user: AppUser): Promise<ProviderAnswer> {
 	const inFlight = askingProvider.get(user.id)
@@ -199,27 +242,18 @@ export async function fileDeletionRequest(
 	{ user, pending: readWithUser }: UserWithPendingDeletion,
 	input: DeletionRequestInput,
 ): Promise<DeletionResult> {
-	// Filing again with the email that proved intent the first time returns the pending request
-	// (contract.md §2), without asking the identity provider again or counting against the limit,
-	// which is there for those calls (decision 0014). Any other email takes the full path below.
-	if (readWithUser?.confirmedEmailHash && readWithUser.confirmedEmailHash === confirmedEmailHash(user.id, input.confirmEmail)) {
-		// Only a new reason writes (a row and an audit entry): that write has a limit of its own.
-		const limit = changesReason(readWithUser, input.reason) ? await deletionReasonLimiter.consume(user.id) : undefined
-		if (limit && !limit.allowed) return { status: 'error', code: 'rate-limited', retryAfterSeconds: limit.retryAfterSeconds }
-		let pending: PendingRequest | null
-		try {
-			pending = await keepReason(user, readWithUser, input.reason)
-		} catch (error) {
-			console.error(`account-deletion: storing the request of user ${user.id} failed: ${(error as Error).message}`)
-			await limit?.refund()
-			return { status: 'error', code: 'db-error' }
-		}
-		if (pending) return { status: 'ok', requestId: pending.requestId, submittedAt: pending.submittedAt }
-		// Withdrawn or processed meanwhile: a new filing, which asks the identity provider (below).
-		await limit?.refund()
+	if (readWithUser && confirmedWith(user, readWithUser, input.confirmEmail)) {
+		const answered = await fileAgain(user, readWithUser, input.reason)
+		if (answered) return answered
 	}
 	const asked = await askProviderOnce(user)
-	if (asked.status === 'limited') return { status: 'error', code: 'rate-limited', retryAfterSeconds: asked.retryAfterSeconds }
+	if (asked.status === 'limited') {
+		// A filing of a burst that missed the burst's shared question finds the request the burst stored:
+		// filing again with its email, it gets that request, not a 429 (0014).
+		const since = await pendingDeletionRequest(user.id).catch(() => null)
+		const answered = since && confirmedWith(user, since, input.confirmEmail) ? await fileAgain(user, since, input.reason) : null
+		return answered ?? { status: 'error', code: 'rate-limited', retryAfterSeconds: asked.retryAfterSeconds }
+	}
 	const { lookup, refund } = asked
 	// Failures on our side say "safe to retry": the retry must not be held against the user (as contact).
 	if (lookup.status === 'unavailable') return (await refund(), { status: 'error', code: 'identity-provider-unavailable' })
@@ -234,8 +268,8 @@ export async function fileDeletionRequest(
 		// meanwhile (answered saved, it was closed). One filed by a concurrent twin since makes
 		// createPending read theirs.
 		const known = await pendingDeletionRequest(user.id)
-		const pending = (known && (await keepReason(user, known, input.reason))) ?? (await createPending(user, input))
-		return { status: 'ok', requestId: pending.requestId, submittedAt: pending.submittedAt }
+		const kept: Kept = known ? await keepReason(user, known, input.reason) : { status: 'closed' }
+		return answerOf(kept.status === 'closed' ? await createPending(user, input) : kept)
 	} catch (error) {
 		if (isMissingTable(error)) return { status: 'table-missing' }
 		console.error(`account-deletion: storing the request of user ${user.id} failed: ${(error as Error).message}`)
