@@ -166,14 +166,15 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 	// those already on their way at it, whose head is written later. Sent keep-alive, the client's next
 	// request on that connection was taken in, then cut unanswered at the grace's end (a contact message
 	// sent, then sent again). Here rather than by keeping each response in a Set for the stop to visit:
-	// that cost ~10 % of the API's throughput.
+	// that cost 10-20 % of the API's throughput (docs/performance.md). Not keeping the connection alive
+	// makes node write `Connection: close` and end it after the answer; the headers passed are left as given.
 	class AppResponse extends http.ServerResponse {
 		/**
 		 * @override
 		 * @param {any[]} args what http.ServerResponse's writeHead takes
 		 */
 		writeHead(...args) {
-			if (closing) this.setHeader('Connection', 'close')
+			if (closing) this.shouldKeepAlive = false
 			return super.writeHead(.../** @type {[number, any, any]} */ (args))
 		}
 	}

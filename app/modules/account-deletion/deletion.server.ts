@@ -199,6 +199,7 @@ async function fileAgain(user: AppUser, pending: PendingFiling, reason: string |
 	try {
 		kept = await keepReason(user, pending, reason)
 	} catch (error) {
+		if (isMissingTable(error)) return { status: 'table-missing' }
 		console.error(`account-deletion: storing the request of user ${user.id} failed: ${(error as Error).message}`)
 		return { status: 'error', code: 'db-error' }
 	}
@@ -242,15 +243,19 @@ export async function fileDeletionRequest(
 	{ user, pending: readWithUser }: UserWithPendingDeletion,
 	input: DeletionRequestInput,
 ): Promise<DeletionResult> {
+	// Whether a request may have been stored since the user's row was read: none was pending then, or
+	// the one confirmed with this email was closed meanwhile.
+	let storedSinceRead = readWithUser === null
 	if (readWithUser && confirmedWith(user, readWithUser, input.confirmEmail)) {
 		const answered = await fileAgain(user, readWithUser, input.reason)
 		if (answered) return answered
+		storedSinceRead = true
 	}
 	const asked = await askProviderOnce(user)
 	if (asked.status === 'limited') {
 		// A filing of a burst that missed the burst's shared question finds the request the burst stored:
-		// filing again with its email, it gets that request, not a 429 (0014).
-		const since = await pendingDeletionRequest(user.id).catch(() => null)
+		// filing again with its email, it gets that request, not a 429 (0014). A failed look is the 429.
+		const since = storedSinceRead ? await pendingDeletionRequest(user.id).catch(() => null) : null
 		const answered = since && confirmedWith(user, since, input.confirmEmail) ? await fileAgain(user, since, input.reason) : null
 		return answered ?? { status: 'error', code: 'rate-limited', retryAfterSeconds: asked.retryAfterSeconds }
 	}
@@ -271,9 +276,10 @@ export async function fileDeletionRequest(
 		const kept: Kept = known ? await keepReason(user, known, input.reason) : { status: 'closed' }
 		return answerOf(kept.status === 'closed' ? await createPending(user, input) : kept)
 	} catch (error) {
+		// Nothing was filed either way: the point goes back (the page answers table-missing with a 503).
+		await refund()
 		if (isMissingTable(error)) return { status: 'table-missing' }
 		console.error(`account-deletion: storing the request of user ${user.id} failed: ${(error as Error).message}`)
-		await refund()
 		return { status: 'error', code: 'db-error' }
 	}
 }
