@@ -2,6 +2,7 @@ import { databaseTarget, describeDatabase } from './db/database-url.ts'
 import { connectDatabase, db, disconnectDatabase } from './db.server.ts'
 import { initEnv, startupWarnings } from './env.server.ts'
 import { countClerkHandshakeFailures } from './handshake-nonce.server.ts'
+import { limitsStoreInWords } from './rate-limit.server.ts'
 
 /** Everything the server needs before it accepts a request; throws (and start-up stops) on bad config. */
 export async function startServices({ projectRoot, quiet = false }: { projectRoot: string; quiet?: boolean }) {
@@ -14,6 +15,7 @@ export async function startServices({ projectRoot, quiet = false }: { projectRoo
 		throw new Error(`database (${database}): ${error.message}`, { cause: error })
 	})
 	if (!quiet) console.log(`database: ${database}`)
+	if (!quiet) console.log(`rate limits: ${limitsStoreInWords()}`)
 	// Prisma compiles queries in WebAssembly, loaded on its first query. Loading it here, before the
 	// server listens, keeps that work (~35 MB and a short spike, decision 0012) off the first
 	// signed-in request and out of the peak under load.

@@ -79,6 +79,16 @@ function noticedInsurance(base: StoreBase) {
 	return memory
 }
 
+/**
+ * Where the limits are counted, for the start-up log (after the database is open): an operator running
+ * several instances sees whether they share their limits. Never the Redis URL, which can hold a password.
+ */
+export function limitsStoreInWords(): string {
+	if (env().REDIS_URL) return 'counted in Redis (REDIS_URL), shared by every instance that uses it'
+	if (postgresStatements()) return 'counted in PostgreSQL (the rate_limits table), shared by every instance on this database'
+	return "counted in this process's memory (the embedded database serves one process)"
+}
+
 /** duplicate_table, duplicate_object: what a concurrent CREATE TABLE IF NOT EXISTS can still raise. */
 const TABLE_CREATED_CONCURRENTLY = new Set(['42P07', '42710'])
 

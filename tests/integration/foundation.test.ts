@@ -638,7 +638,7 @@ describe('start-up', () => {
 		)
 	})
 
-	test('the log says which database serves, never its password', async () => {
+	test('the log says which database serves, never its password, and where the rate limits are counted', async () => {
 		const fresh = await freshDatabaseUrl()
 		// The test cluster trusts every local connection, so a password it ignores can be given.
 		const withPassword = (() => {
@@ -653,8 +653,12 @@ describe('start-up', () => {
 			if (fresh.startsWith('postgres')) {
 				const { hostname, port, pathname } = new URL(fresh)
 				expect(line).toBe(`database: PostgreSQL ${hostname}:${port}${pathname}`)
+				expect(started.output()).toMatch(
+					/^rate limits: counted in PostgreSQL \(the rate_limits table\), shared by every instance on this database$/m,
+				)
 			} else {
 				expect(line).toMatch(/^database: embedded \(PGlite\) in \/.+\/pglite$/)
+				expect(started.output()).toMatch(/^rate limits: counted in this process's memory \(the embedded database serves one process\)$/m)
 			}
 			expect(started.output()).not.toContain('pw-must-not-show')
 		} finally {

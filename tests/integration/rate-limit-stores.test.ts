@@ -38,6 +38,8 @@ describe('Redis store (REDIS_URL)', () => {
 		const redis = await startTestRedis()
 		const app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), SMTP_URL: sink.url, TRUST_PROXY: '1', REDIS_URL: redis.url })
 		try {
+			expect(app.output()).toMatch(/^rate limits: counted in Redis \(REDIS_URL\), shared by every instance that uses it$/m)
+			expect(app.output()).not.toContain(redis.url)
 			const ip = uniqueIp()
 			expect(await burst(app, ip)).toEqual(FIVE_AND_FIVE)
 			// Each accepted submission holds one of five slots in Redis for the rolling minute.
