@@ -84,9 +84,21 @@ function noticedInsurance(base: StoreBase) {
  * several instances sees whether they share their limits. Never the Redis URL, which can hold a password.
  */
 export function limitsStoreInWords(): string {
-	if (env().REDIS_URL) return 'counted in Redis (REDIS_URL), shared by every instance that uses it'
-	if (postgresStatements()) return 'counted in PostgreSQL (the rate_limits table), shared by every instance on this database'
-	return "counted in this process's memory (the embedded database serves one process)"
+	return STORE_IN_WORDS[storeKind()]
+}
+
+type StoreKind = 'redis' | 'postgres' | 'memory'
+
+/** The one choice of store (see the top of this file), for the stores and for the start-up log. */
+function storeKind(): StoreKind {
+	if (env().REDIS_URL) return 'redis'
+	return postgresStatements() ? 'postgres' : 'memory'
+}
+
+const STORE_IN_WORDS: Record<StoreKind, string> = {
+	redis: 'counted in Redis (REDIS_URL), shared by every instance that uses it',
+	postgres: 'counted in PostgreSQL (the rate_limits table), shared by every instance on this database',
+	memory: "counted in this process's memory (the embedded database serves one process)",
 }
 
 /** duplicate_table, duplicate_object: what a concurrent CREATE TABLE IF NOT EXISTS can still raise. */
@@ -96,9 +108,9 @@ async function createStore(name: string, points: number, duration: number): Prom
 	const base = { keyPrefix: `rl_${name}`, points, duration }
 	// If the shared store fails, count in memory rather than refuse every visitor or let all through.
 	const insuranceLimiter = new RateLimiterMemory(base)
-	const config = env()
-	if (config.REDIS_URL) {
-		const client = await redisClient(config.REDIS_URL)
+	const kind = storeKind()
+	if (kind === 'redis') {
+		const client = await redisClient(env().REDIS_URL!)
 		// Until the connection is ready every command fails over to the insurance limiter, which would
 		// count a start-up burst apart from Redis: wait for it (briefly) before the first count.
 		if (client.status !== 'ready') {
