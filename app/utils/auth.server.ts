@@ -5,7 +5,7 @@ import { redirect, type AppLoadContext } from '@remix-run/node'
 import type { Params } from '@remix-run/react'
 import { env } from './env.server.ts'
 import { withinDeadline } from './deadline.server.ts'
-import { cookiesClerkCanRead, handshakeClerkFinds, withinHandshakeBudget } from './handshake-nonce.server.ts'
+import { cookiesForClerk, handshakeClerkFinds, withinHandshakeBudget } from './handshake-nonce.server.ts'
 import { errorResponse } from './http.server.ts'
 import { SESSION_REFRESHED } from './session-refresh.ts'
 
@@ -121,7 +121,8 @@ const HANDSHAKE_COOKIE = /^\s*__clerk_handshake/
  * Handshake cookies are left out: an API request never takes part in a handshake (decision 0005),
  * and with one Clerk asks its Backend API for the handshake's payload, and logs the failure, on every
  * request that carries a made-up nonce: a client could spend our API quota and fill the log. So are
- * cookies Clerk cannot decode (cookiesClerkCanRead): they would make it refuse a valid session.
+ * refresh cookies and cookies Clerk cannot decode (cookiesForClerk): the first would let anyone direct
+ * a Backend API call, the second would make Clerk refuse a valid session.
  */
 function apiHeadersForClerk(headers: Headers): Headers {
 	const authorization = headers.get('Authorization')
@@ -132,7 +133,7 @@ function apiHeadersForClerk(headers: Headers): Headers {
 	// keys such a request by its cookies), but Clerk would read a bare token before the cookies: it
 	// would verify one credential while the cache remembered the result under another.
 	const notBearer = authorization !== null && token === undefined
-	const readable = cookies === null ? null : cookiesClerkCanRead(cookies)
+	const readable = cookies === null ? null : cookiesForClerk(cookies)
 	const handshake = readable?.includes('__clerk_handshake') === true
 	if (!canonicalBearer && !notBearer && !handshake && readable === cookies) return headers
 	const forClerk = new Headers(headers)
@@ -162,10 +163,11 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 		// Without the query, which can carry a handshake nonce too.
 		const url = new URL(request.url)
 		const headersOnly = new Request(`${url.origin}${url.pathname}`, { method: 'GET', headers: apiHeadersForClerk(request.headers) })
-		// A handshake cookie Clerk would still read (a %-escaped name the filter above does not know) was
-		// made by hand: no Backend API call for it.
-		if (handshakeClerkFinds(headersOnly).anyCookie) {
-			noteRefusedSession('hidden-handshake-cookie')
+		// A handshake or refresh cookie Clerk would still read (a %-escaped name the filters above do not
+		// know) was made by hand: no Backend API call for it.
+		const hidden = handshakeClerkFinds(headersOnly)
+		if (hidden.anyCookie || hidden.refreshCookie) {
+			noteRefusedSession(hidden.anyCookie ? 'hidden-handshake-cookie' : 'hidden-refresh-cookie')
 			return null
 		}
 		const verification = clerkClient().authenticateRequest(headersOnly, {

@@ -12,21 +12,31 @@ const HANDSHAKE_NONCE = '__clerk_handshake_nonce'
 const HANDSHAKE_NONCE_COOKIE = /^\s*__clerk_handshake_nonce\s*=/
 const NOTE_INTERVAL_MS = 60_000
 
-// Clerk decodes %-escapes in query names and across the whole Cookie header before it parses either
-// (`%5F%5Fclerk_handshake_nonce`, `a=%3B__clerk_handshake_nonce=x`): a handshake name can hide only
-// behind a `%`. Text without one and without the plain name holds none.
-const mayHoldHandshake = (text: string) => text.includes('%') || text.includes('__clerk_handshake')
+// Clerk trades an expired session token and a `__refresh_<suffix>` cookie for fresh cookies through a
+// signed Backend API call (POST /v1/sessions/<sid>/refresh). It makes that call before it checks the
+// token's signature, with the token's `sid` in the path unescaped: a made-up expired token whose `sid`
+// is `sess_x/revoke#`, and any refresh cookie, made an anonymous GET a Backend API POST to a path of
+// the sender's choosing (@clerk/backend 2.33). The app never needs that refresh: a page renews an
+// expired session through Clerk's handshake, an API client with a fresh token (decision 0023).
+const REFRESH_COOKIE = /^\s*__refresh/
+const REFRESH = '__refresh'
 
-/** What Clerk finds of its handshake in `request`, read with Clerk's own parser. */
-export function handshakeClerkFinds(request: Request): { nonce: boolean; anyCookie: boolean } {
+// Clerk decodes %-escapes in query names and across the whole Cookie header before it parses either
+// (`%5F%5Fclerk_handshake_nonce`, `a=%3B__clerk_handshake_nonce=x`): a handshake or refresh name can
+// hide only behind a `%`. Text without one and without the plain names holds none.
+const mayHoldClerkName = (text: string) => text.includes('%') || text.includes('__clerk_handshake') || text.includes(REFRESH)
+
+/** What Clerk finds of its handshake, and of a refresh cookie, in `request`, read with Clerk's own parser. */
+export function handshakeClerkFinds(request: Request): { nonce: boolean; anyCookie: boolean; refreshCookie: boolean } {
 	const cookies = request.headers.get('Cookie') ?? ''
-	if (!mayHoldHandshake(request.url) && !mayHoldHandshake(cookies)) return { nonce: false, anyCookie: false }
+	if (!mayHoldClerkName(request.url) && !mayHoldClerkName(cookies)) return { nonce: false, anyCookie: false, refreshCookie: false }
 	// Headers only: a ClerkRequest built from the request itself would take over its body.
 	const seen = createClerkRequest(new Request(request.url, { headers: request.headers }))
 	const names = [...seen.cookies.keys()]
 	return {
 		nonce: seen.clerkUrl.searchParams.has(HANDSHAKE_NONCE) || seen.cookies.has(HANDSHAKE_NONCE),
 		anyCookie: names.some((name) => name.startsWith('__clerk_handshake')),
+		refreshCookie: names.some((name) => name.startsWith(REFRESH)),
 	}
 }
 
@@ -42,13 +52,19 @@ const clerkCanDecode = (text: string) => {
 }
 
 /**
- * The Cookie header without the cookies Clerk cannot read. Clerk decodes %-escapes across the whole
- * header and throws on one that is not UTF-8 (`legacy=%E9`, Latin-1 written by another application on
- * the domain): every page would be a 500 and every API request a 401. Such a cookie is not Clerk's.
+ * The Cookie header as Clerk may see it: without refresh cookies (REFRESH_COOKIE), and without the
+ * cookies Clerk cannot read. Clerk decodes %-escapes across the whole header and throws on one that is
+ * not UTF-8 (`legacy=%E9`, Latin-1 written by another application on the domain): every page would be
+ * a 500 and every API request a 401. Such a cookie is not Clerk's. A refresh cookie hidden behind
+ * %-escapes is left for the caller to find with handshakeClerkFinds.
  */
-export function cookiesClerkCanRead(cookies: string): string {
-	if (!cookies.includes('%') || clerkCanDecode(cookies)) return cookies
-	return cookies.split(';').filter(clerkCanDecode).join(';')
+export function cookiesForClerk(cookies: string): string {
+	const refresh = cookies.includes(REFRESH)
+	if (!refresh && (!cookies.includes('%') || clerkCanDecode(cookies))) return cookies
+	return cookies
+		.split(';')
+		.filter((cookie) => !(refresh && REFRESH_COOKIE.test(cookie)) && clerkCanDecode(cookie))
+		.join(';')
 }
 
 /** `request`'s address and headers, with `cookies` (Clerk reads nothing else). */
@@ -66,9 +82,15 @@ function withCookies(request: Request, url: URL | string, cookies: string | null
  */
 export async function withinHandshakeBudget(args: { request: Request; context: AppLoadContext }): Promise<Request> {
 	const cookies = args.request.headers.get('Cookie')
-	const readable = cookies === null ? null : cookiesClerkCanRead(cookies)
-	const request = readable === cookies ? args.request : withCookies(args.request, args.request.url, readable)
-	if (!handshakeClerkFinds(request).nonce) return request
+	const readable = cookies === null ? null : cookiesForClerk(cookies)
+	let request = readable === cookies ? args.request : withCookies(args.request, args.request.url, readable)
+	let found = handshakeClerkFinds(request)
+	// A refresh cookie hidden behind %-escapes was written by hand: the request goes as signed out.
+	if (found.refreshCookie) {
+		request = withCookies(request, request.url, null)
+		found = handshakeClerkFinds(request)
+	}
+	if (!found.nonce) return request
 	const budget = await handshakeNoncePerClient.consume(clientIp(request, args.context.remoteAddress))
 	if (budget.allowed) return request
 	notes.pastBudget++

@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import http from 'node:http'
-import { generateKeyPairSync, randomUUID } from 'node:crypto'
+import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { createClerkTestKeys, sessionCookie } from '../mocks/clerk.ts'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
@@ -268,6 +268,63 @@ test('an API request with a handshake cookie hidden behind %-escapes is refused 
 	expect(standIns.clerkApi.requests.slice(before)).toEqual([])
 	// The same session without it is verified as usual.
 	expect((await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: session } })).status).toBe(200)
+})
+
+describe('refresh cookies: Clerk would trade an expired token and one for a Backend API call whose path the token names', () => {
+	// Clerk's name for this instance's refresh cookie: __refresh_ and the first 8 characters of the
+	// publishable key's SHA-1 (base64url), as @clerk/shared's getCookieSuffix.
+	const refreshCookie = () => {
+		const suffix = createHash('sha1').update(standIns.env.CLERK_PUBLISHABLE_KEY!).digest('base64url').slice(0, 8)
+		return `__refresh_${suffix}=made-up`
+	}
+	const expiredClaims = () => ({ sub: victim, exp: now() - 60, iat: now() - 700, nbf: now() - 700 })
+	// Anyone can write this one: its signature is junk, its sid a path of the sender's choosing.
+	const madeUp = () =>
+		`${standIns.clerk
+			.sign({ ...expiredClaims(), sid: 'sess_victim/revoke#' })
+			.split('.')
+			.slice(0, 2)
+			.join('.')}.AAAA`
+	const genuine = () => standIns.clerk.sign(expiredClaims())
+	const cookies = (token: string, refresh: string) => `${sessionCookie(token, { clientUat: now() - 700 })}; ${refresh}`
+	const variants: Array<[string, () => string]> = [
+		['a made-up expired token', () => cookies(madeUp(), refreshCookie())],
+		['a genuine expired token', () => cookies(genuine(), refreshCookie())],
+		['a made-up token, the refresh cookie %-escaped', () => cookies(madeUp(), refreshCookie().replace('__', '%5F%5F'))],
+		['a made-up token, the refresh cookie inside another value', () => cookies(madeUp(), `theme=%3B${refreshCookie()}`)],
+	]
+
+	test.each(variants)('%s: the API answers 401 and pages are signed out, with no call to the identity provider', async (_label, cookie) => {
+		const before = standIns.clerkApi.requests.length
+		const requests: Array<[string, string, number]> = [
+			['GET', '/api/billing/status', 401],
+			['POST', '/api/billing/checkout', 401],
+			['GET', '/pricing', 200],
+			['GET', '/account', 303],
+		]
+		for (const [method, path, status] of requests) {
+			const response = await fetch(`${app.url}${path}`, {
+				method,
+				headers: { Cookie: cookie(), 'Content-Type': 'application/json' },
+				body: method === 'POST' ? JSON.stringify({ plan: 'team' }) : undefined,
+				redirect: 'manual',
+			})
+			expect(response.status, `${method} ${path}`).toBe(status)
+			if (path.startsWith('/api/')) expect(await response.json()).toMatchObject({ code: 'unauthorized' })
+			else await response.body?.cancel()
+		}
+		expect(standIns.clerkApi.requests.slice(before)).toEqual([])
+		expect(standIns.clerkApi.revokedSessions).not.toContain('sess_victim')
+	})
+
+	test('a valid session beside a refresh cookie stays signed in, on the API and on the account page', async () => {
+		const userId = newClerkUserId()
+		const cookie = `${sessionCookie(standIns.clerk.sign({ sub: userId }))}; ${refreshCookie()}`
+		expect((await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: cookie } })).status).toBe(200)
+		const page = await fetch(`${app.url}/account`, { headers: { Cookie: cookie }, redirect: 'manual' })
+		expect(page.status).toBe(200)
+		expect(await page.text()).toContain('<h1>Your account</h1>')
+	})
 })
 
 test('a cookie the identity SDK cannot decode (Latin-1 from another application on the domain) does not cost a signed-in user their session', async () => {
