@@ -210,10 +210,13 @@ for (const javaScriptEnabled of [true, false]) {
 			// refusal names whose request, and that request's box says what to do.
 			const done = request.getByRole('checkbox', { name: `I have deleted this account and its data (request from ${userId})` })
 			await request.getByRole('button', { name: `Mark processed (request from ${userId})`, exact: true }).click()
-			await expect(page.getByRole('alert')).toHaveText(
+			// In that request's card, above its box: not at the top of a list, over another request's box.
+			await expect(page.getByRole('alert')).toHaveCount(1)
+			await expect(request.getByRole('alert')).toHaveText(
 				`Nothing was marked for the request from ${userId}: tick "I have deleted this account and its data" first.`,
 			)
-			await expect(page.getByRole('alert')).toBeFocused()
+			await expect(request.getByRole('alert')).toBeFocused()
+			await screenshotAtViewports(page, `admin-deletion-refused${suffix}`)
 			await expect(done).toHaveAttribute('aria-invalid', 'true')
 			await expect(done).toHaveAccessibleDescription('Tick this once the account and its data are deleted.')
 			await done.check()

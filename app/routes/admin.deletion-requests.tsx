@@ -1,6 +1,6 @@
 import { json, redirect, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
 import { Form, useActionData, useLoaderData } from '@remix-run/react'
-import { useEffect, useRef } from 'react'
+import { useEffect, useRef, type RefObject } from 'react'
 import { z } from 'zod'
 import { STATUS_LABEL } from '#app/components/billing-summary.tsx'
 import { formatDate } from '#app/utils/format-date.ts'
@@ -136,7 +136,7 @@ function untickedMessage(tick: Tick, clerkId?: string) {
 	return `${refused}${clerkId ? ` for the request from ${clerkId}` : ''}: tick "${label}" first.`
 }
 
-/** A box left unticked: said at the top and beside the box, in the request's own card. */
+/** A box left unticked: said in the request's own card, above its form and beside the box. */
 function refuseUnticked(args: ActionFunctionArgs, requestId: string, tick: Tick) {
 	return recordRefusal(args.context, json<Refused>({ message: untickedMessage(tick), requestId, tick }, { status: 400 }))
 }
@@ -161,8 +161,10 @@ export default function DeletionRequestsAdmin() {
 	// The button that was pressed goes away with its row (or the page was loaded anew): focus the
 	// outcome, by autofocus without JavaScript and by this effect with it.
 	const outcome = refusal ?? done
-	// The request a refusal is about, when it was a box left unticked: the notice names whose it is,
-	// and that card marks the box.
+	// The request a refusal is about, when it was a box left unticked: the notice is said in that card,
+	// above the form whose box it marks, and focused there. At the top of a long list it sat far from
+	// the box it meant, right above another request's box of the same name: one the administrator
+	// could tick and mark instead, which cannot be undone.
 	const untickedTick = refusal?.tick
 	const untickedRow = untickedTick ? pending.find((row) => row.requestId === refusal?.requestId) : undefined
 	const noticeRef = useRef<HTMLParagraphElement>(null)
@@ -172,7 +174,7 @@ export default function DeletionRequestsAdmin() {
 	return (
 		<div className="stack">
 			<h1>Pending deletion requests</h1>
-			{outcome ? (
+			{outcome && !untickedRow ? (
 				<p
 					ref={noticeRef}
 					className={`notice ${refusal ? 'notice--error' : 'notice--ok'}`}
@@ -180,7 +182,7 @@ export default function DeletionRequestsAdmin() {
 					tabIndex={-1}
 					autoFocus
 				>
-					{untickedTick && untickedRow ? untickedMessage(untickedTick, untickedRow.clerkId) : outcome.message}
+					{outcome.message}
 				</p>
 			) : null}
 			{pending.length === 0 ? <p>No pending requests.</p> : null}
@@ -189,7 +191,9 @@ export default function DeletionRequestsAdmin() {
 				<ul className="requests stack" role="list">
 					{pending.map((row) => (
 						<li key={row.requestId} className="card stack" aria-labelledby={`request-${row.requestId}`}>
-							<h2 id={`request-${row.requestId}`} className="request-title">{`Request from ${row.clerkId}`}</h2>
+							<h2 id={`request-${row.requestId}`} className="request-title">
+								Request from <span className="request-id">{row.clerkId}</span>
+							</h2>
 							{/* The heading names the user (their identity provider id): not said again below it. */}
 							<dl className="facts">
 								<dt>Reference</dt>
@@ -210,7 +214,7 @@ export default function DeletionRequestsAdmin() {
 								button="Mark processed"
 								row={row}
 								busy={processing === row.requestId}
-								unticked={untickedRow === row && untickedTick === 'confirmed'}
+								unticked={untickedRow === row && untickedTick === 'confirmed' ? noticeRef : undefined}
 							/>
 							{/* The account page's link to support names the request in the message's subject. */}
 							{/* Kept open when its box was left unticked, so the reason shows where it applies. */}
@@ -223,7 +227,7 @@ export default function DeletionRequestsAdmin() {
 									secondary
 									row={row}
 									busy={processing === row.requestId}
-									unticked={untickedRow === row && untickedTick === 'userAsked'}
+									unticked={untickedRow === row && untickedTick === 'userAsked' ? noticeRef : undefined}
 								/>
 							</details>
 						</li>
@@ -241,8 +245,8 @@ type ConfirmedActionProps = {
 	secondary?: boolean
 	row: { requestId: string; clerkId: string }
 	busy: boolean
-	/** The last submission of this form left its box unticked. */
-	unticked: boolean
+	/** Set when the last submission of this form left its box unticked: where its notice goes, to be focused. */
+	unticked?: RefObject<HTMLParagraphElement>
 }
 
 /**
@@ -255,6 +259,11 @@ function ConfirmedAction({ intent, tick, button, secondary = false, row, busy, u
 	const errorId = `${tick}-${row.requestId}-error`
 	return (
 		<Form method="post" action={PAGE_PATH} className="stack" noValidate>
+			{unticked ? (
+				<p ref={unticked} className="notice notice--error" role="alert" tabIndex={-1} autoFocus>
+					{untickedMessage(tick, row.clerkId)}
+				</p>
+			) : null}
 			<input type="hidden" name="intent" value={intent} />
 			<input type="hidden" name="requestId" value={row.requestId} />
 			<label className="checkbox">

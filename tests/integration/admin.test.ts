@@ -28,6 +28,8 @@ afterAll(async () => {
 })
 
 const auth = (userId: string) => sessionHeaders(standIns.clerk, userId)
+// A request's heading as the page writes it: the id on a line of its own.
+const listed = (userId: string) => `Request from <span class="request-id">${userId}</span>`
 const adminPage = (userId?: string) => fetch(`${app.url}/admin/deletion-requests`, { headers: userId ? auth(userId) : {} })
 const markProcessed = (requestId: string, userId = adminId, confirmed = 'yes') =>
 	postForm(`${app.url}/admin/deletion-requests`, { intent: 'mark-processed', requestId, confirmed }, { ...auth(userId), Origin: app.url })
@@ -65,7 +67,7 @@ describe('/admin/deletion-requests', () => {
 		// Still pending: filing again gets the same request, and the administrator still sees it.
 		const again = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${userId}@example.com` }, auth(userId))
 		expect((await again.json()).request_id).toBe(requestId)
-		expect(await (await adminPage(adminId)).text()).toContain(`Request from ${userId}`)
+		expect(await (await adminPage(adminId)).text()).toContain(listed(userId))
 	})
 
 	test("an outcome's address names a request that was not so closed: the page claims nothing", async () => {
@@ -74,7 +76,7 @@ describe('/admin/deletion-requests', () => {
 			const html = await (await fetch(`${app.url}/admin/deletion-requests?${outcome}`, { headers: auth(adminId) })).text()
 			expect(html, outcome).not.toContain(`Marked the request from ${userId}`)
 			expect(html, outcome).not.toContain(`Withdrew the request from ${userId}`)
-			expect(html, outcome).toContain(`Request from ${userId}`)
+			expect(html, outcome).toContain(listed(userId))
 		}
 	})
 
@@ -97,7 +99,7 @@ describe('/admin/deletion-requests', () => {
 		expect(done.headers.get('location')).toBe(`/admin/deletion-requests?withdrawn=${requestId}`)
 		const outcome = await (await fetch(`${app.url}${done.headers.get('location')}`, { headers: auth(adminId) })).text()
 		expect(outcome).toMatch(new RegExp(`autofocus=""[^>]*>Withdrew the request from ${userId}\\. Nothing was deleted`))
-		expect(outcome).not.toContain(`Request from ${userId}`)
+		expect(outcome).not.toContain(listed(userId))
 		// Closed for good: neither withdrawn again nor processed.
 		const twice = await withdraw(requestId)
 		expect(twice.status).toBe(409)
@@ -137,11 +139,15 @@ describe('/admin/deletion-requests', () => {
 		const errorId = `confirmed-${requestId}-error`
 		expect(html).toMatch(new RegExp(`name="confirmed" required="" aria-invalid="true" aria-describedby="${errorId}"`))
 		expect(html).toContain(`<p class="field__error" id="${errorId}">Tick this once the account and its data are deleted.</p>`)
+		// Said in that request's card, above its box, and nowhere else: at the top of the list it sat above
+		// another request's box of the same name.
+		expect(html.match(/role="alert"/g)).toHaveLength(1)
+		expect(html.slice(html.indexOf(listed(userId)), html.indexOf(`aria-describedby="${errorId}"`))).toContain('role="alert"')
 		expect(html).not.toContain('aria-describedby="userAsked-')
 		const page = await (await adminPage(adminId)).text()
-		expect(page).toContain(`Request from ${userId}`)
+		expect(page).toContain(listed(userId))
 		expect((await markProcessed(requestId)).status).toBe(303)
-		expect(await (await adminPage(adminId)).text()).not.toContain(`Request from ${userId}`)
+		expect(await (await adminPage(adminId)).text()).not.toContain(listed(userId))
 	})
 
 	test('a form that is not one of the page’s two is refused, and a box sent with another value is unticked', async () => {
@@ -162,7 +168,7 @@ describe('/admin/deletion-requests', () => {
 		expect(madeUp.status).toBe(404)
 		expect(await madeUp.text()).toContain('That request does not exist.')
 		// Nothing of that changed the request.
-		expect(await (await adminPage(adminId)).text()).toContain(`Request from ${userId}`)
+		expect(await (await adminPage(adminId)).text()).toContain(listed(userId))
 	})
 
 	test('lists pending requests oldest first, with subscription state and customer id', async () => {
@@ -175,7 +181,7 @@ describe('/admin/deletion-requests', () => {
 		expect(html.indexOf(first.userId)).toBeLessThan(html.indexOf(second.userId))
 		expect(html).toMatch(/Team · Free trial/)
 		// Each request is a section headed by whose it is.
-		expect(html).toContain(`<h2 id="request-${first.requestId}" class="request-title">Request from ${first.userId}</h2>`)
+		expect(html).toContain(`<h2 id="request-${first.requestId}" class="request-title">${listed(first.userId)}</h2>`)
 		expect(html).toMatch(/cus_/)
 		// The subscriber's own page says the request waits for billing to settle, and offers no plans.
 		const account = await (await fetch(`${app.url}/account`, { headers: auth(second.userId) })).text()
@@ -302,7 +308,7 @@ describe('/admin/deletion-requests asks the processor, not only what was stored'
 		expect(await unverified.text()).toContain(
 			`Nothing was marked: Stripe could not be asked whether it still bills ${userId}. Try again in a moment.`,
 		)
-		expect(await (await adminPage(adminId)).text()).toContain(`Request from ${userId}`)
+		expect(await (await adminPage(adminId)).text()).toContain(listed(userId))
 		expect((await markProcessed(requestId)).status).toBe(303)
 	})
 })
