@@ -5,7 +5,14 @@ import { redirect, type AppLoadContext } from '@remix-run/node'
 import type { Params } from '@remix-run/react'
 import { env } from './env.server.ts'
 import { withinDeadline } from './deadline.server.ts'
-import { cookiesForClerk, handshakeClerkFinds, withinHandshakeBudget } from './handshake-nonce.server.ts'
+import {
+	cookiesForClerk,
+	handshakeClerkFinds,
+	tokensClerkVerifies,
+	withinHandshakeBudget,
+	withoutTokensClerkVerifies,
+} from './handshake-nonce.server.ts'
+import { checkKeyIds, type KeyCheck } from './published-keys.server.ts'
 import { errorResponse } from './http.server.ts'
 import { SESSION_REFRESHED } from './session-refresh.ts'
 
@@ -85,6 +92,8 @@ export class SessionCannotBeVerified extends Error {
 	}
 }
 const KEYS_NOT_LOADED = 'jwk-remote-failed-to-load'
+// Clerk's own reason for a token whose key id its list does not name: the log reads the same either way.
+const KID_NOT_PUBLISHED = 'jwk-kid-mismatch'
 // As long as the deletion request's email lookup waits (identity.server.ts).
 const VERIFY_DEADLINE_MS = 5_000
 
@@ -170,6 +179,12 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 			noteRefusedSession(hidden.anyCookie ? 'hidden-handshake-cookie' : 'hidden-refresh-cookie')
 			return null
 		}
+		const keys = await publishedKeysOf(headersOnly)
+		if (keys.outcome === 'keys-not-loaded') throw new SessionCannotBeVerified(keys.detail)
+		if (keys.outcome === 'unknown-kid') {
+			noteRefusedSession(KID_NOT_PUBLISHED)
+			return null
+		}
 		const verification = clerkClient().authenticateRequest(headersOnly, {
 			jwtKey: config.CLERK_JWT_KEY,
 			authorizedParties: [new URL(config.APP_URL).origin],
@@ -196,6 +211,17 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 		noteRefusedSession('token-unreadable', (error as Error).message)
 		return null
 	}
+}
+
+/**
+ * Without CLERK_JWT_KEY, whether the tokens Clerk would verify in `request` name keys the provider
+ * publishes (published-keys.server.ts): a made-up key id would make Clerk fetch the list each time.
+ */
+function publishedKeysOf(request: Request): Promise<KeyCheck> | KeyCheck {
+	if (env().CLERK_JWT_KEY) return { outcome: 'published' }
+	const tokens = tokensClerkVerifies(request)
+	if (tokens.length === 0) return { outcome: 'published' }
+	return checkKeyIds(tokens, async () => (await clerkClient().jwks.getJwks()).keys?.map((key) => key.kid) ?? [])
 }
 
 /**
@@ -261,10 +287,22 @@ const pageRequests = new WeakMap<AppLoadContext, Promise<Request>>()
 export function pageRequestForClerk(args: { request: Request; context: AppLoadContext }): Promise<Request> {
 	let pending = pageRequests.get(args.context)
 	if (!pending) {
-		pending = withinHandshakeBudget(args)
+		pending = withinHandshakeBudget(args).then(withPublishedKeysOnly)
 		pageRequests.set(args.context, pending)
 	}
 	return pending
+}
+
+/**
+ * A page request whose tokens name a key the provider does not publish goes to Clerk without them:
+ * signed out, or through a handshake when its cookies say it was signed in. When the list cannot be
+ * fetched, Clerk is left to try, as without this check: that is its outage to answer.
+ */
+async function withPublishedKeysOnly(request: Request): Promise<Request> {
+	const keys = await publishedKeysOf(request)
+	if (keys.outcome !== 'unknown-kid') return request
+	noteRefusedSession(KID_NOT_PUBLISHED)
+	return withoutTokensClerkVerifies(request)
 }
 
 /**

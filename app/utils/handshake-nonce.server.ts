@@ -40,6 +40,55 @@ export function handshakeClerkFinds(request: Request): { nonce: boolean; anyCook
 	}
 }
 
+// Tokens Clerk verifies with its signing keys: the session's (the __session cookie, suffixed or not)
+// and a handshake's (__clerk_handshake, in the query or a cookie). Not the nonce, which it trades.
+const isVerifiedCookie = (name: string) =>
+	name.startsWith('__session') || (name.startsWith('__clerk_handshake') && name !== HANDSHAKE_NONCE)
+const HANDSHAKE_TOKEN = '__clerk_handshake'
+const VERIFIED_COOKIE = /^\s*(__session|__clerk_handshake(?!_nonce))/
+
+/** Every token in `request` that Clerk would verify with its signing keys, read with Clerk's own parser. */
+export function tokensClerkVerifies(request: Request): string[] {
+	const seen = createClerkRequest(new Request(request.url, { headers: request.headers }))
+	const tokens = [...seen.cookies].flatMap(([name, value]) => (isVerifiedCookie(name) && value ? [value] : []))
+	const handshake = seen.clerkUrl.searchParams.get(HANDSHAKE_TOKEN)
+	if (handshake) tokens.push(handshake)
+	const bearer = request.headers.get('Authorization')?.match(/^Bearer\s+(\S+)$/i)?.[1]
+	if (bearer) tokens.push(bearer)
+	return tokens
+}
+
+/**
+ * `request` without any token Clerk would verify: no Authorization, no handshake token in the query,
+ * no session or handshake cookie.
+ */
+export function withoutTokensClerkVerifies(request: Request): Request {
+	const headers = new Headers(request.headers)
+	headers.delete('Authorization')
+	const unauthorized = new Request(request.url, { method: request.method, headers })
+	return withoutClerkParts(unauthorized, HANDSHAKE_TOKEN, VERIFIED_COOKIE, (stripped) => tokensClerkVerifies(stripped).length > 0)
+}
+
+/**
+ * `request` without the query parameter `param` and the cookies `cookie` matches. Should Clerk still
+ * find what they held (`stillFound`: a name the plain filter misses, %-escaped or after a `%3B` inside
+ * another cookie's value, which only a hand-made request has), every cookie goes with it.
+ */
+function withoutClerkParts(request: Request, param: string, cookie: RegExp, stillFound: (request: Request) => boolean): Request {
+	const url = new URL(request.url)
+	url.searchParams.delete(param) // matches the decoded name, as Clerk reads it
+	const cookies = request.headers.get('Cookie')
+	const kept =
+		cookies === null
+			? null
+			: cookies
+					.split(';')
+					.filter((part) => !cookie.test(part))
+					.join(';')
+	const stripped = withCookies(request, url, kept)
+	return stillFound(stripped) ? withCookies(request, url, null) : stripped
+}
+
 // Clerk's cookie reading: every run of %XX in the whole header through decodeURIComponent.
 const CLERK_DECODES = /(%[0-9A-Z]{2})+/g
 const clerkCanDecode = (text: string) => {
@@ -98,24 +147,9 @@ export async function withinHandshakeBudget(args: { request: Request; context: A
 	return withoutHandshakeNonce(request)
 }
 
-/**
- * `request` as Clerk would see it with no handshake nonce (Clerk reads only its address and headers).
- * A nonce hidden in a way the plain filter misses (a %-escaped name, a `%3B` inside another cookie's
- * value) takes every cookie with it: only a hand-made request looks like that.
- */
+/** `request` as Clerk would see it with no handshake nonce (Clerk reads only its address and headers). */
 function withoutHandshakeNonce(request: Request): Request {
-	const url = new URL(request.url)
-	url.searchParams.delete(HANDSHAKE_NONCE) // matches the decoded name, as Clerk reads it
-	const cookies = request.headers.get('Cookie')
-	const kept =
-		cookies === null
-			? null
-			: cookies
-					.split(';')
-					.filter((cookie) => !HANDSHAKE_NONCE_COOKIE.test(cookie))
-					.join(';')
-	const stripped = withCookies(request, url, kept)
-	return handshakeClerkFinds(stripped).nonce ? withCookies(request, url, null) : stripped
+	return withoutClerkParts(request, HANDSHAKE_NONCE, HANDSHAKE_NONCE_COOKIE, (stripped) => handshakeClerkFinds(stripped).nonce)
 }
 
 // What Clerk's SDK logs, with the error's whole stack, when it cannot trade a nonce or verify a

@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto'
+import { generateKeyPairSync, randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { sessionCookie } from '../mocks/clerk.ts'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
@@ -67,6 +67,27 @@ describe('CLERK_JWT_KEY unset: keys from the identity provider', () => {
 		}
 		// The genuine token still works: the refusals were about the forgeries, not the keys.
 		expect((await statusWith({ Cookie: sessionCookie(genuine) })).status).toBe(200)
+	})
+
+	test('made-up key ids cost at most one fetch of the key list in ten seconds, on the API and on pages; the genuine token still works', async () => {
+		expectServerLog(/^auth: \d+ session token\(s\) refused \(/)
+		const userId = newClerkUserId()
+		const genuine = standIns.clerk.sign({ sub: userId })
+		const madeUp = () => standIns.clerk.sign({ sub: userId }, { kid: `ins_made_up_${randomUUID()}` })
+		const before = jwksCalls()
+		for (let i = 0; i < 10; i++) {
+			const bearer = await statusWith({ Authorization: `Bearer ${madeUp()}` })
+			expect(bearer.status).toBe(401)
+			expect(await bearer.json()).toEqual({ error: expect.any(String), code: 'unauthorized' })
+			expect((await statusWith({ Cookie: sessionCookie(madeUp()) })).status).toBe(401)
+			// A page is signed out: the account page sends the visitor to sign in.
+			const page = await fetch(`${app.url}/account`, { headers: { Cookie: sessionCookie(madeUp()) }, redirect: 'manual' })
+			expect(page.status).toBe(303)
+			expect(page.headers.get('location')).toMatch(/^\/sign-in\?/)
+		}
+		expect(jwksCalls() - before).toBeLessThanOrEqual(1)
+		expect((await statusWith({ Cookie: sessionCookie(genuine) })).status).toBe(200)
+		expect((await statusWith({ Authorization: `Bearer ${genuine}` })).status).toBe(200)
 	})
 
 	test('a page verifies the session the same way: /account shows who is signed in', async () => {
