@@ -260,6 +260,28 @@ describe('several subscriptions of one customer', () => {
 		expect(standIns.stripe.requests.some((r) => r.method === 'DELETE' && r.path === `/v1/subscriptions/${trial.id}`)).toBe(false)
 	})
 
+	test('a late event about a customer deleted in the Dashboard never overwrites the live subscription of the customer that replaced it', async () => {
+		expectServerLog(/^billing: customer \S+ of user \S+ is unknown to the processor/)
+		const { userId, customer: first } = await subscribedUser('team')
+		// Deleting the customer cancels its subscription; that event's delivery fails for now, and is retried later.
+		const canceled = standIns.stripe.setSubscriptionStatus(subscriptionIdFor(first), 'canceled')
+		const late = standIns.stripe.makeEvent('customer.subscription.deleted', canceled)
+		standIns.stripe.store.objects.delete(first)
+		// The user subscribes again: checkout finds the customer gone and makes a new one.
+		const opened = await checkout(userId, { plan: 'studio', interval: 'year' })
+		expect(opened.status).toBe(200)
+		await pay((await opened.json()).url)
+		const subscribed = await status(userId)
+		expect(subscribed).toMatchObject({ plan: 'studio', status: 'active', has_subscription: true })
+		expect(subscribed.processor_customer_id).not.toBe(first)
+
+		expect((await standIns.stripe.deliver(late)).status).toBe(200)
+		expect(await status(userId)).toEqual(subscribed)
+		const again = await checkout(userId, { plan: 'team' })
+		expect(again.status).toBe(409)
+		expect(await again.json()).toMatchObject({ code: 'already-subscribed' })
+	})
+
 	test('a processor API without the subscription list: events still take effect, decided from the one subscription', async () => {
 		expectServerLog(/^billing: could not list the subscriptions of \S+; deciding from \S+ alone: /)
 		const { userId, customer } = await subscribedUser('team')

@@ -196,52 +196,65 @@ test('before the catalogue is synced, checkout says billing is not enabled (503)
 	}
 })
 
-test('a price change leaves subscribers on their plan: the new price takes the lookup key, the old one still says which plan it is', async () => {
-	const standIns = await startStandIns()
-	const app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...standIns.env })
-	standIns.stripe.setWebhookUrl(`${app.url}/api/billing/webhook`)
-	const headers = sessionHeaders(standIns.clerk, newClerkUserId())
-	const status = async () => (await fetch(`${app.url}/api/billing/status`, { headers })).json()
-	try {
-		const opened = await postJson(`${app.url}/api/billing/checkout`, { plan: 'studio', interval: 'month' }, headers)
-		const sessionId = String((await opened.json()).url)
-			.split('/')
-			.pop()
-		const paid = await fetch(`${standIns.stripe.url}/checkout/${sessionId}/pay`, { method: 'POST', redirect: 'manual' })
-		expect(paid.status).toBe(303)
-		expect(await status()).toMatchObject({ plan: 'studio', credits_daily: 1500, has_subscription: true })
-		const subscribedPrice = standIns.stripe.store.priceByLookupKey('studio_month')!
+test.each([
+	['made by an earlier sync', false],
+	// The contract finds prices by lookup key alone: an operator may have made them in the Dashboard.
+	['made by hand, with only their lookup keys', true],
+])(
+	'prices %s: a price change leaves subscribers on their plan: the new price takes the lookup key, the old one still says which plan it is',
+	async (_label, byHand) => {
+		const standIns = await startStandIns()
+		const app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...standIns.env })
+		standIns.stripe.setWebhookUrl(`${app.url}/api/billing/webhook`)
+		const headers = sessionHeaders(standIns.clerk, newClerkUserId())
+		const status = async () => (await fetch(`${app.url}/api/billing/status`, { headers })).json()
+		if (byHand) for (const price of standIns.stripe.store.all('price')) price.metadata = {}
+		try {
+			const opened = await postJson(`${app.url}/api/billing/checkout`, { plan: 'studio', interval: 'month' }, headers)
+			const sessionId = String((await opened.json()).url)
+				.split('/')
+				.pop()
+			const paid = await fetch(`${standIns.stripe.url}/checkout/${sessionId}/pay`, { method: 'POST', redirect: 'manual' })
+			expect(paid.status).toBe(303)
+			expect(await status()).toMatchObject({ plan: 'studio', credits_daily: 1500, has_subscription: true })
+			const subscribedPrice = standIns.stripe.store.priceByLookupKey('studio_month')!
 
-		// The seeded account's amounts are not the plan table's: the sync replaces every price, and each
-		// new one takes its plan's lookup key from the price the subscriber stays on.
-		expect((await sync(standIns.stripe, { env: { STRIPE_SECRET_KEY: standIns.env.STRIPE_SECRET_KEY } })).status).toBe(0)
-		expect(standIns.stripe.store.priceByLookupKey('studio_month')!.id).not.toBe(subscribedPrice.id)
-		expect(subscribedPrice.lookup_key).toBeNull()
+			// The seeded account's amounts are not the plan table's: the sync replaces every price, and each
+			// new one takes its plan's lookup key from the price the subscriber stays on.
+			expect((await sync(standIns.stripe, { env: { STRIPE_SECRET_KEY: standIns.env.STRIPE_SECRET_KEY } })).status).toBe(0)
+			expect(standIns.stripe.store.priceByLookupKey('studio_month')!.id).not.toBe(subscribedPrice.id)
+			expect(subscribedPrice.lookup_key).toBeNull()
+			expect(subscribedPrice.metadata).toMatchObject({ plan: 'studio', interval: 'month' })
 
-		// The subscriber's next event (a renewal, a change in the portal) reads the subscription again.
-		const subscription = standIns.stripe.store.all('subscription').find((s) => s.status === 'trialing' || s.status === 'active')!
-		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
-		expect(await status()).toMatchObject({ plan: 'studio', credits_daily: 1500, has_subscription: true })
-		// Their account page says what they still pay (the old price's $59), while /pricing offers the new $99.
-		const account = await (await fetch(`${app.url}/account`, { headers })).text()
-		expect(account).toContain('<dt>Plan</dt><dd>Studio</dd><dt>Price</dt><dd>$59 a month</dd>')
+			// The subscriber's next event (a renewal, a change in the portal) reads the subscription again.
+			const subscription = standIns.stripe.store.all('subscription').find((s) => s.status === 'trialing' || s.status === 'active')!
+			expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
+			expect(await status()).toMatchObject({ plan: 'studio', credits_daily: 1500, has_subscription: true })
+			// Still subscribed: no second checkout.
+			const again = await postJson(`${app.url}/api/billing/checkout`, { plan: 'team', interval: 'month' }, headers)
+			expect(again.status).toBe(409)
+			expect(await again.json()).toMatchObject({ code: 'already-subscribed' })
+			// Their account page says what they still pay (the old price's $59), while /pricing offers the new $99.
+			const account = await (await fetch(`${app.url}/account`, { headers })).text()
+			expect(account).toContain('<dt>Plan</dt><dd>Studio</dd><dt>Price</dt><dd>$59 a month</dd>')
 
-		// The app read the old price for the first checkout and keeps it for minutes; Stripe refuses the
-		// archived price, so the next checkout looks the plan's price up again instead of failing.
-		const newcomer = sessionHeaders(standIns.clerk, newClerkUserId())
-		const next = await postJson(`${app.url}/api/billing/checkout`, { plan: 'studio', interval: 'month' }, newcomer)
-		expect(next.status).toBe(200)
-		const nextSession = String((await next.json()).url)
-			.split('/')
-			.pop()!
-		expect(standIns.stripe.checkoutParams(nextSession)!.line_items).toEqual([
-			{ price: standIns.stripe.store.priceByLookupKey('studio_month')!.id, quantity: '1' },
-		])
-	} finally {
-		await app.stop()
-		await standIns.close()
-	}
-})
+			// The app read the old price for the first checkout and keeps it for minutes; Stripe refuses the
+			// archived price, so the next checkout looks the plan's price up again instead of failing.
+			const newcomer = sessionHeaders(standIns.clerk, newClerkUserId())
+			const next = await postJson(`${app.url}/api/billing/checkout`, { plan: 'studio', interval: 'month' }, newcomer)
+			expect(next.status).toBe(200)
+			const nextSession = String((await next.json()).url)
+				.split('/')
+				.pop()!
+			expect(standIns.stripe.checkoutParams(nextSession)!.line_items).toEqual([
+				{ price: standIns.stripe.store.priceByLookupKey('studio_month')!.id, quantity: '1' },
+			])
+		} finally {
+			await app.stop()
+			await standIns.close()
+		}
+	},
+)
 
 test('a plan whose price is archived with none in its place: checkout says billing is not enabled (503), not 500, though the app had the price cached', async () => {
 	expectServerLog(/^billing: checkout is not available: No active price with lookup key solo_year: run npm run billing:sync$/)

@@ -56,6 +56,12 @@ async function syncPrice(stripe: Stripe, plan: PaidPlan, interval: Interval, pro
 		report.unchanged.push(`price ${key}`)
 		return current.id
 	}
+	// The key moves to the new price, and subscribers stay on this one: first it says which plan it is
+	// (planOfPrice), as every price the sync makes does, so a price made by hand with only the key is
+	// still known for the plan it bills.
+	if (current && (current.metadata?.plan !== plan || current.metadata?.interval !== interval)) {
+		await stripe.prices.update(current.id, { metadata: { plan, interval } })
+	}
 	const params: Stripe.PriceCreateParams = {
 		product,
 		currency: 'usd',

@@ -104,8 +104,8 @@ type PriceFields = {
 /**
  * The plan a processor price stands for. Its lookup key while it holds one; but when a plan's price
  * changes, `npm run billing:sync` moves the key to a new price and subscribers stay on the old one,
- * which keeps the `plan` and `interval` metadata the sync gave every price. Null for a price of
- * neither kind (another product's).
+ * which keeps the `plan` and `interval` metadata the sync gives every price (one made by hand with
+ * only the key, before moving the key). Null for a price of neither kind (another product's).
  */
 export function planOfPrice(price: PriceFields | null | undefined): { plan: PaidPlan; interval: Interval } | null {
 	const byKey = parseLookupKey(price?.lookup_key)

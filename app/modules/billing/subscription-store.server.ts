@@ -94,17 +94,22 @@ export async function storeSubscription(
 		sourceUpdatedAt: observedAt,
 	}
 	// Having had any subscription (or trial) ends trial eligibility; the customer id is filled if empty.
-	await tx.user.update({ where: { id: userId }, data: { trialUsed: true } })
+	const holder = await tx.user.update({ where: { id: userId }, data: { trialUsed: true }, select: { stripeCustomerId: true } })
 	await tx.user.updateMany({ where: { id: userId, stripeCustomerId: null }, data: { stripeCustomerId: customerIdOf(subscription) } })
+	// A reading of the whole customer speaks for the user only while the customer is theirs. A late
+	// event about a customer they no longer hold (deleted at the processor, and replaced by checkout)
+	// is one subscription read on its own: it must not replace the live one of their new customer.
+	const ofTheirCustomer = (holder.stripeCustomerId ?? customerIdOf(subscription)) === customerIdOf(subscription)
 
 	const newer = { sourceUpdatedAt: { lt: observedAt } }
-	const replacesOther = wholeCustomer
-		? newer
-		: {
-				...newer,
-				processorStatus: { notIn: LIVE_PROCESSOR_STATUSES },
-				...(isLiveProcessorStatus(subscription.status) ? {} : { processorCreatedAt: { lt: data.processorCreatedAt } }),
-			}
+	const replacesOther =
+		wholeCustomer && ofTheirCustomer
+			? newer
+			: {
+					...newer,
+					processorStatus: { notIn: LIVE_PROCESSOR_STATUSES },
+					...(isLiveProcessorStatus(subscription.status) ? {} : { processorCreatedAt: { lt: data.processorCreatedAt } }),
+				}
 	for (let attempt = 0; attempt < 2; attempt++) {
 		const updated = await tx.subscription.updateMany({
 			where: {
