@@ -5,14 +5,8 @@ import { redirect, type AppLoadContext } from '@remix-run/node'
 import type { Params } from '@remix-run/react'
 import { env } from './env.server.ts'
 import { withinDeadline } from './deadline.server.ts'
-import {
-	cookiesForClerk,
-	handshakeClerkFinds,
-	tokensClerkVerifies,
-	withinHandshakeBudget,
-	withoutTokensClerkVerifies,
-} from './handshake-nonce.server.ts'
-import { checkKeyIds, type KeyCheck } from './published-keys.server.ts'
+import { cookiesForClerk, handshakeClerkFinds, withinHandshakeBudget } from './handshake-nonce.server.ts'
+import { withPublishedKeysOnly } from './published-keys.server.ts'
 import { errorResponse } from './http.server.ts'
 import { SESSION_REFRESHED } from './session-refresh.ts'
 
@@ -179,13 +173,18 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 			noteRefusedSession(hidden.anyCookie ? 'hidden-handshake-cookie' : 'hidden-refresh-cookie')
 			return null
 		}
-		const keys = await publishedKeysOf(headersOnly)
-		if (keys.outcome === 'keys-not-loaded') throw new SessionCannotBeVerified(keys.detail)
-		if (keys.outcome === 'unknown-kid') {
-			noteRefusedSession(KID_NOT_PUBLISHED)
-			return null
+		let forClerk = headersOnly
+		if (!config.CLERK_JWT_KEY) {
+			const kept = await withPublishedKeysOnly(headersOnly, sessionCookieNames(), publishedKeyIds, { api: true })
+			if ('notVerified' in kept) throw new SessionCannotBeVerified(kept.notVerified)
+			if ('refused' in kept) {
+				noteRefusedSession(KID_NOT_PUBLISHED)
+				return null
+			}
+			if (kept.dropped) noteRefusedSession(KID_NOT_PUBLISHED)
+			forClerk = kept.request
 		}
-		const verification = clerkClient().authenticateRequest(headersOnly, {
+		const verification = clerkClient().authenticateRequest(forClerk, {
 			jwtKey: config.CLERK_JWT_KEY,
 			authorizedParties: [new URL(config.APP_URL).origin],
 		})
@@ -213,16 +212,17 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 	}
 }
 
-/**
- * Without CLERK_JWT_KEY, whether the tokens Clerk would verify in `request` name keys the provider
- * publishes (published-keys.server.ts): a made-up key id would make Clerk fetch the list each time.
- */
-function publishedKeysOf(request: Request): Promise<KeyCheck> | KeyCheck {
-	if (env().CLERK_JWT_KEY) return { outcome: 'published' }
-	const tokens = tokensClerkVerifies(request)
-	if (tokens.length === 0) return { outcome: 'published' }
-	return checkKeyIds(tokens, async () => (await clerkClient().jwks.getJwks()).keys?.map((key) => key.kid) ?? [])
+/** The session cookies Clerk reads for this instance: `__session`, and `__session_<suffix>` (Clerk's getCookieSuffix). */
+function sessionCookieNames(): ReadonlySet<string> {
+	const publishableKey = env().CLERK_PUBLISHABLE_KEY ?? ''
+	const suffix = crypto.createHash('sha1').update(publishableKey).digest('base64url').slice(0, 8)
+	sessionCookies ??= new Set(['__session', `__session_${suffix}`])
+	return sessionCookies
 }
+let sessionCookies: ReadonlySet<string> | undefined
+
+/** The key ids the provider publishes, asked of its Backend API (without CLERK_JWT_KEY). */
+const publishedKeyIds = async () => ((await clerkClient().jwks.getJwks()).keys ?? []).map((key) => key.kid)
 
 /**
  * For /api/* routes: the signed-in user's identity-provider id, or a thrown JSON 401 (503 when the
@@ -287,22 +287,19 @@ const pageRequests = new WeakMap<AppLoadContext, Promise<Request>>()
 export function pageRequestForClerk(args: { request: Request; context: AppLoadContext }): Promise<Request> {
 	let pending = pageRequests.get(args.context)
 	if (!pending) {
-		pending = withinHandshakeBudget(args).then(withPublishedKeysOnly)
+		pending = withinHandshakeBudget(args)
+		if (!env().CLERK_JWT_KEY) pending = pending.then(pageWithPublishedKeysOnly)
 		pageRequests.set(args.context, pending)
 	}
 	return pending
 }
 
-/**
- * A page request whose tokens name a key the provider does not publish goes to Clerk without them:
- * signed out, or through a handshake when its cookies say it was signed in. When the list cannot be
- * fetched, Clerk is left to try, as without this check: that is its outage to answer.
- */
-async function withPublishedKeysOnly(request: Request): Promise<Request> {
-	const keys = await publishedKeysOf(request)
-	if (keys.outcome !== 'unknown-kid') return request
-	noteRefusedSession(KID_NOT_PUBLISHED)
-	return withoutTokensClerkVerifies(request)
+/** A page request as Clerk may see it without CLERK_JWT_KEY (withPublishedKeysOnly). */
+async function pageWithPublishedKeysOnly(request: Request): Promise<Request> {
+	const kept = await withPublishedKeysOnly(request, sessionCookieNames(), publishedKeyIds, { api: false })
+	if (!('request' in kept)) return request
+	if (kept.dropped) noteRefusedSession(KID_NOT_PUBLISHED)
+	return kept.request
 }
 
 /**

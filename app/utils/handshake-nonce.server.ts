@@ -40,54 +40,64 @@ export function handshakeClerkFinds(request: Request): { nonce: boolean; anyCook
 	}
 }
 
-// Tokens Clerk verifies with its signing keys: the session's (the __session cookie, suffixed or not)
-// and a handshake's (__clerk_handshake, in the query or a cookie). Not the nonce, which it trades.
-const isVerifiedCookie = (name: string) =>
-	name.startsWith('__session') || (name.startsWith('__clerk_handshake') && name !== HANDSHAKE_NONCE)
 const HANDSHAKE_TOKEN = '__clerk_handshake'
-const VERIFIED_COOKIE = /^\s*(__session|__clerk_handshake(?!_nonce))/
 
-/** Every token in `request` that Clerk would verify with its signing keys, read with Clerk's own parser. */
-export function tokensClerkVerifies(request: Request): string[] {
+/** A token Clerk would verify with its signing keys, and where it was found. */
+export type ClerkToken = { in: 'header' | 'query' | 'cookie'; name: string; token: string }
+
+const mayHoldClerkToken = (text: string) => text.includes('%') || text.includes('__session') || text.includes(HANDSHAKE_TOKEN)
+
+/**
+ * The tokens Clerk would verify in `request`, read as Clerk reads them: the Authorization header's
+ * (split at its first space: a bare value, or the one after `Bearer`), this instance's session cookies
+ * (`sessionCookies`: `__session` and `__session_<suffix>`, with Clerk's parser), and a handshake token
+ * in the query or a cookie.
+ */
+export function tokensClerkVerifies(request: Request, sessionCookies: ReadonlySet<string>): ClerkToken[] {
+	const tokens: ClerkToken[] = []
+	const authorization = request.headers.get('Authorization')
+	if (authorization) {
+		const [scheme, token] = authorization.split(' ', 2)
+		const inHeader = token ? (scheme === 'Bearer' ? token : undefined) : scheme
+		if (inHeader) tokens.push({ in: 'header', name: 'Authorization', token: inHeader })
+	}
+	if (!mayHoldClerkToken(request.url) && !mayHoldClerkToken(request.headers.get('Cookie') ?? '')) return tokens
 	const seen = createClerkRequest(new Request(request.url, { headers: request.headers }))
-	const tokens = [...seen.cookies].flatMap(([name, value]) => (isVerifiedCookie(name) && value ? [value] : []))
+	for (const [name, value] of seen.cookies) {
+		if (value && (sessionCookies.has(name) || name === HANDSHAKE_TOKEN)) tokens.push({ in: 'cookie', name, token: value })
+	}
 	const handshake = seen.clerkUrl.searchParams.get(HANDSHAKE_TOKEN)
-	if (handshake) tokens.push(handshake)
-	const bearer = request.headers.get('Authorization')?.match(/^Bearer\s+(\S+)$/i)?.[1]
-	if (bearer) tokens.push(bearer)
+	if (handshake) tokens.push({ in: 'query', name: HANDSHAKE_TOKEN, token: handshake })
 	return tokens
 }
 
 /**
- * `request` without any token Clerk would verify: no Authorization, no handshake token in the query,
- * no session or handshake cookie.
+ * `request` without the tokens in `drop`. Should Clerk still find one (a cookie name hidden behind
+ * %-escapes, which only a hand-made request has), every cookie goes with it.
  */
-export function withoutTokensClerkVerifies(request: Request): Request {
+export function withoutTokens(request: Request, drop: readonly ClerkToken[], sessionCookies: ReadonlySet<string>): Request {
 	const headers = new Headers(request.headers)
-	headers.delete('Authorization')
-	const unauthorized = new Request(request.url, { method: request.method, headers })
-	return withoutClerkParts(unauthorized, HANDSHAKE_TOKEN, VERIFIED_COOKIE, (stripped) => tokensClerkVerifies(stripped).length > 0)
+	if (drop.some((token) => token.in === 'header')) headers.delete('Authorization')
+	const url = new URL(request.url)
+	if (drop.some((token) => token.in === 'query')) url.searchParams.delete(HANDSHAKE_TOKEN)
+	const names = new Set(drop.filter((token) => token.in === 'cookie').map((token) => token.name))
+	const cookies = headers.get('Cookie')
+	if (cookies !== null && names.size > 0)
+		headers.set(
+			'Cookie',
+			cookies
+				.split(';')
+				.filter((pair) => !names.has(cookieName(pair)))
+				.join(';'),
+		)
+	const stripped = new Request(url, { method: request.method, headers })
+	const left = new Set(tokensClerkVerifies(stripped, sessionCookies).map((token) => token.token))
+	if (!drop.some((token) => left.has(token.token))) return stripped
+	headers.delete('Cookie')
+	return new Request(url, { method: request.method, headers })
 }
 
-/**
- * `request` without the query parameter `param` and the cookies `cookie` matches. Should Clerk still
- * find what they held (`stillFound`: a name the plain filter misses, %-escaped or after a `%3B` inside
- * another cookie's value, which only a hand-made request has), every cookie goes with it.
- */
-function withoutClerkParts(request: Request, param: string, cookie: RegExp, stillFound: (request: Request) => boolean): Request {
-	const url = new URL(request.url)
-	url.searchParams.delete(param) // matches the decoded name, as Clerk reads it
-	const cookies = request.headers.get('Cookie')
-	const kept =
-		cookies === null
-			? null
-			: cookies
-					.split(';')
-					.filter((part) => !cookie.test(part))
-					.join(';')
-	const stripped = withCookies(request, url, kept)
-	return stillFound(stripped) ? withCookies(request, url, null) : stripped
-}
+const cookieName = (pair: string) => (pair.includes('=') ? pair.slice(0, pair.indexOf('=')) : pair).trim()
 
 // Clerk's cookie reading: every run of %XX in the whole header through decodeURIComponent.
 const CLERK_DECODES = /(%[0-9A-Z]{2})+/g
@@ -147,9 +157,24 @@ export async function withinHandshakeBudget(args: { request: Request; context: A
 	return withoutHandshakeNonce(request)
 }
 
-/** `request` as Clerk would see it with no handshake nonce (Clerk reads only its address and headers). */
+/**
+ * `request` as Clerk would see it with no handshake nonce (Clerk reads only its address and headers).
+ * A nonce hidden in a way the plain filter misses (a %-escaped name, a `%3B` inside another cookie's
+ * value) takes every cookie with it: only a hand-made request looks like that.
+ */
 function withoutHandshakeNonce(request: Request): Request {
-	return withoutClerkParts(request, HANDSHAKE_NONCE, HANDSHAKE_NONCE_COOKIE, (stripped) => handshakeClerkFinds(stripped).nonce)
+	const url = new URL(request.url)
+	url.searchParams.delete(HANDSHAKE_NONCE) // matches the decoded name, as Clerk reads it
+	const cookies = request.headers.get('Cookie')
+	const kept =
+		cookies === null
+			? null
+			: cookies
+					.split(';')
+					.filter((cookie) => !HANDSHAKE_NONCE_COOKIE.test(cookie))
+					.join(';')
+	const stripped = withCookies(request, url, kept)
+	return handshakeClerkFinds(stripped).nonce ? withCookies(request, url, null) : stripped
 }
 
 // What Clerk's SDK logs, with the error's whole stack, when it cannot trade a nonce or verify a

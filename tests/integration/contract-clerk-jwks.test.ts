@@ -5,6 +5,7 @@ import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
 import { expectServerLog } from '../support/fail-on-server-error.ts'
+import { postJson } from '../support/http.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
 import { FREE_STATUS } from '../support/status-payloads.ts'
 
@@ -90,6 +91,53 @@ describe('CLERK_JWT_KEY unset: keys from the identity provider', () => {
 		expect((await statusWith({ Authorization: `Bearer ${genuine}` })).status).toBe(200)
 	})
 
+	test('made-up key ids in the places Clerk reads tokens that a plain Bearer check misses: no fetch either', async () => {
+		expectServerLog(/^auth: \d+ session token\(s\) refused \(/)
+		const userId = newClerkUserId()
+		const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+		const [, payload, signature] = standIns.clerk.sign({ sub: userId }).split('.')
+		// Headers Clerk's decoder reads that a stricter one would not: a byte-order mark before the JSON,
+		// and a header that is no object (Clerk then looks for an undefined key id).
+		const bom = `${Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify({ alg: 'RS256', kid: `ins_${randomUUID()}` }))]).toString('base64url')}.${payload}.${signature}`
+		const notAnObject = `${b64(1)}.${payload}.${signature}`
+		const madeUp = () => standIns.clerk.sign({ sub: userId }, { kid: `ins_made_up_${randomUUID()}` })
+		const before = jwksCalls()
+		for (let i = 0; i < 5; i++) {
+			for (const headers of [
+				{ Authorization: `Bearer ${bom}` },
+				{ Cookie: sessionCookie(notAnObject) },
+				{ Authorization: `Bearer ${notAnObject}` },
+			] as Array<Record<string, string>>) {
+				expect((await statusWith(headers)).status).toBe(401)
+			}
+			// Pages: Clerk reads a bare Authorization value as the token, and Bearer's up to the next space.
+			for (const authorization of [madeUp(), `Bearer ${madeUp()} x`, `Bearer ${bom}`]) {
+				const page = await fetch(`${app.url}/pricing`, { headers: { Authorization: authorization }, redirect: 'manual' })
+				expect(page.status).toBe(200)
+				await page.body?.cancel()
+			}
+		}
+		expect(jwksCalls() - before).toBeLessThanOrEqual(1)
+	})
+
+	test("another instance's session cookie, signed with a key of its own, beside a valid session: still signed in, on the API and pages", async () => {
+		expectServerLog(/^auth: \d+ session token\(s\) refused \(/)
+		const userId = newClerkUserId()
+		standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
+		const otherKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey
+		const foreign = standIns.clerk.sign(
+			{ sub: newClerkUserId(), iss: 'https://other.clerk.accounts.dev' },
+			{ privateKey: otherKey, kid: 'ins_other_instance' },
+		)
+		const cookie = `${sessionCookie(standIns.clerk.sign({ sub: userId }))}; __session_Zz9otherA=${foreign}`
+		const api = await statusWith({ Cookie: cookie })
+		expect(api.status).toBe(200)
+		expect(await api.json()).toEqual(FREE_STATUS)
+		const page = await fetch(`${app.url}/account`, { headers: { Cookie: cookie }, redirect: 'manual' })
+		expect(page.status).toBe(200)
+		await page.body?.cancel()
+	})
+
 	test('a page verifies the session the same way: /account shows who is signed in', async () => {
 		const userId = newClerkUserId()
 		standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
@@ -121,6 +169,16 @@ describe('CLERK_JWT_KEY unset, while the identity provider cannot hand over its 
 					body: body === undefined ? undefined : JSON.stringify(body),
 					signal: AbortSignal.timeout(20_000),
 				})
+			// Made-up key ids during the outage: a failed fetch of the list is not tried again for 2 s, so
+			// they cannot turn it into a Backend API call each.
+			standIns.clerkApi.setMode('error500')
+			const before = jwksCalls()
+			for (let i = 0; i < 10; i++) {
+				const madeUp = standIns.clerk.sign({ sub: userId }, { kid: `ins_made_up_${i}` })
+				const refused = await postJson(`${cold.url}/api/billing/checkout`, { plan: 'solo' }, { Authorization: `Bearer ${madeUp}` })
+				expect(refused.status).toBe(503)
+			}
+			expect(jwksCalls() - before).toBeLessThanOrEqual(2)
 			for (const mode of ['error500', 'hang'] as const) {
 				standIns.clerkApi.setMode(mode)
 				const status = await call('/api/billing/status')
@@ -135,8 +193,15 @@ describe('CLERK_JWT_KEY unset, while the identity provider cannot hand over its 
 					expect(await refused.json(), `${mode} ${path}`).toEqual({ error: expect.any(String), code: 'identity-provider-unavailable' })
 				}
 			}
+			// During the outage a failed fetch of the key list is tried again after 2 s at the soonest (a
+			// client cannot turn an outage into a call per request): the provider back, sessions follow within that.
 			standIns.clerkApi.setMode('ok')
-			const checkout = await call('/api/billing/checkout', { plan: 'solo' })
+			const recoveredAt = Date.now()
+			let checkout = await call('/api/billing/checkout', { plan: 'solo' })
+			while (checkout.status === 503 && Date.now() - recoveredAt < 5_000) {
+				await new Promise((resolve) => setTimeout(resolve, 250))
+				checkout = await call('/api/billing/checkout', { plan: 'solo' })
+			}
 			expect(checkout.status).toBe(200)
 			expect(await checkout.json()).toEqual({ url: expect.any(String) })
 			// A token the provider does not vouch for is still 401 once its keys are in.
