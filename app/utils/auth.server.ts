@@ -1,12 +1,14 @@
 import crypto from 'node:crypto'
 import { createClerkClient, type ClerkClient } from '@clerk/backend'
 import { getAuth } from '@clerk/remix/ssr.server'
+import { parsePublishableKey } from '@clerk/shared/keys'
 import { redirect, type AppLoadContext } from '@remix-run/node'
 import type { Params } from '@remix-run/react'
 import { env } from './env.server.ts'
 import { withinDeadline } from './deadline.server.ts'
 import { cookiesForClerk, handshakeClerkFinds, withinHandshakeBudget } from './handshake-nonce.server.ts'
-import { withPublishedKeysOnly } from './published-keys.server.ts'
+import type { ClerkInstance } from './handshake-nonce.server.ts'
+import { keyIdRefusedByClerk, withKnownKeyIdsOnly, type KeySource } from './token-key-ids.server.ts'
 import { errorResponse } from './http.server.ts'
 import { SESSION_REFRESHED } from './session-refresh.ts'
 
@@ -86,8 +88,10 @@ export class SessionCannotBeVerified extends Error {
 	}
 }
 const KEYS_NOT_LOADED = 'jwk-remote-failed-to-load'
-// Clerk's own reason for a token whose key id its list does not name: the log reads the same either way.
+// Clerk's own reasons for a token whose key id its list does not name, and for one not signed with
+// CLERK_JWT_KEY: the log reads the same whether Clerk or token-key-ids.server.ts refused it.
 const KID_NOT_PUBLISHED = 'jwk-kid-mismatch'
+const NOT_SIGNED_WITH_JWT_KEY = 'token-invalid-signature'
 // As long as the deletion request's email lookup waits (identity.server.ts).
 const VERIFY_DEADLINE_MS = 5_000
 
@@ -173,18 +177,14 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 			noteRefusedSession(hidden.anyCookie ? 'hidden-handshake-cookie' : 'hidden-refresh-cookie')
 			return null
 		}
-		let forClerk = headersOnly
-		if (!config.CLERK_JWT_KEY) {
-			const kept = await withPublishedKeysOnly(headersOnly, sessionCookieNames(), publishedKeyIds, { api: true })
-			if ('notVerified' in kept) throw new SessionCannotBeVerified(kept.notVerified)
-			if ('refused' in kept) {
-				noteRefusedSession(KID_NOT_PUBLISHED)
-				return null
-			}
-			if (kept.dropped) noteRefusedSession(KID_NOT_PUBLISHED)
-			forClerk = kept.request
+		// Only tokens whose key id is the provider's: Clerk keeps what it learns of any other (token-key-ids).
+		const kept = await withKnownKeyIdsOnly(headersOnly, clerkInstance(), keySource(), { api: true })
+		if ('notVerified' in kept) throw new SessionCannotBeVerified(kept.notVerified)
+		if ('refused' in kept) {
+			noteRefusedSession(keyIdRefusal())
+			return null
 		}
-		const verification = clerkClient().authenticateRequest(forClerk, {
+		const verification = clerkClient().authenticateRequest(headersOnly, {
 			jwtKey: config.CLERK_JWT_KEY,
 			authorizedParties: [new URL(config.APP_URL).origin],
 		})
@@ -194,6 +194,7 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 			: withinDeadline(verification, VERIFY_DEADLINE_MS, () => new SessionCannotBeVerified(`no answer within ${VERIFY_DEADLINE_MS} ms`)))
 		if (!state.isSignedIn) {
 			if (state.reason === KEYS_NOT_LOADED) throw new SessionCannotBeVerified(state.message)
+			if (state.reason === KID_NOT_PUBLISHED) keyIdRefusedByClerk()
 			noteRefusedSession(state.reason)
 			return null
 		}
@@ -212,17 +213,23 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 	}
 }
 
-/** The session cookies Clerk reads for this instance: `__session`, and `__session_<suffix>` (Clerk's getCookieSuffix). */
-function sessionCookieNames(): ReadonlySet<string> {
-	const publishableKey = env().CLERK_PUBLISHABLE_KEY ?? ''
-	const suffix = crypto.createHash('sha1').update(publishableKey).digest('base64url').slice(0, 8)
-	sessionCookies ??= new Set(['__session', `__session_${suffix}`])
-	return sessionCookies
+/** What Clerk knows of this instance when it picks a session cookie: its suffix (getCookieSuffix) and frontend API. */
+function clerkInstance(): ClerkInstance {
+	if (!instance) {
+		const publishableKey = env().CLERK_PUBLISHABLE_KEY ?? ''
+		const suffix = crypto.createHash('sha1').update(publishableKey).digest('base64url').slice(0, 8)
+		instance = { suffixedSession: `__session_${suffix}`, frontendApi: parsePublishableKey(publishableKey)?.frontendApi ?? '' }
+	}
+	return instance
 }
-let sessionCookies: ReadonlySet<string> | undefined
+let instance: ClerkInstance | undefined
 
-/** The key ids the provider publishes, asked of its Backend API (without CLERK_JWT_KEY). */
-const publishedKeyIds = async () => ((await clerkClient().jwks.getJwks()).keys ?? []).map((key) => key.kid)
+/** Key ids are checked against CLERK_JWT_KEY when set, else against the list the provider publishes. */
+function keySource(): KeySource {
+	const pem = env().CLERK_JWT_KEY
+	return pem ? { pem } : { fetchKeyIds: async () => ((await clerkClient().jwks.getJwks()).keys ?? []).map((key) => key.kid) }
+}
+const keyIdRefusal = () => (env().CLERK_JWT_KEY ? NOT_SIGNED_WITH_JWT_KEY : KID_NOT_PUBLISHED)
 
 /**
  * For /api/* routes: the signed-in user's identity-provider id, or a thrown JSON 401 (503 when the
@@ -287,18 +294,17 @@ const pageRequests = new WeakMap<AppLoadContext, Promise<Request>>()
 export function pageRequestForClerk(args: { request: Request; context: AppLoadContext }): Promise<Request> {
 	let pending = pageRequests.get(args.context)
 	if (!pending) {
-		pending = withinHandshakeBudget(args)
-		if (!env().CLERK_JWT_KEY) pending = pending.then(pageWithPublishedKeysOnly)
+		pending = withinHandshakeBudget(args).then(pageWithKnownKeyIdsOnly)
 		pageRequests.set(args.context, pending)
 	}
 	return pending
 }
 
-/** A page request as Clerk may see it without CLERK_JWT_KEY (withPublishedKeysOnly). */
-async function pageWithPublishedKeysOnly(request: Request): Promise<Request> {
-	const kept = await withPublishedKeysOnly(request, sessionCookieNames(), publishedKeyIds, { api: false })
+/** A page request as Clerk may see it: without tokens whose key id is not the provider's (withKnownKeyIdsOnly). */
+async function pageWithKnownKeyIdsOnly(request: Request): Promise<Request> {
+	const kept = await withKnownKeyIdsOnly(request, clerkInstance(), keySource(), { api: false })
 	if (!('request' in kept)) return request
-	if (kept.dropped) noteRefusedSession(KID_NOT_PUBLISHED)
+	if (kept.dropped) noteRefusedSession(keyIdRefusal())
 	return kept.request
 }
 

@@ -1,4 +1,5 @@
 import { createClerkRequest } from '@clerk/backend/internal'
+import { decodeJwt } from '@clerk/backend/jwt'
 import type { AppLoadContext } from '@remix-run/node'
 import { handshakeNoncePerClient } from './abuse-limits.server.ts'
 import { clientIp } from './client-ip.server.ts'
@@ -45,29 +46,52 @@ const HANDSHAKE_TOKEN = '__clerk_handshake'
 /** A token Clerk would verify with its signing keys, and where it was found. */
 export type ClerkToken = { in: 'header' | 'query' | 'cookie'; name: string; token: string }
 
+/** What Clerk knows of this instance when it chooses a session cookie. */
+export type ClerkInstance = { suffixedSession: string; frontendApi: string }
+
 const mayHoldClerkToken = (text: string) => text.includes('%') || text.includes('__session') || text.includes(HANDSHAKE_TOKEN)
 
+/** The issuer a token claims, read with Clerk's decoder, or null when it claims none or cannot be decoded. */
+function issuerOf(token: string): string | null {
+	try {
+		const { iss } = decodeJwt(token).payload as { iss?: unknown }
+		return typeof iss === 'string' && iss ? iss : null
+	} catch {
+		return null
+	}
+}
+
 /**
- * The tokens Clerk would verify in `request`, read as Clerk reads them: the Authorization header's
- * (split at its first space: a bare value, or the one after `Bearer`), this instance's session cookies
- * (`sessionCookies`: `__session` and `__session_<suffix>`, with Clerk's parser), and a handshake token
- * in the query or a cookie.
+ * The tokens Clerk would verify in `request`, found as Clerk finds them (AuthenticateContext in
+ * @clerk/backend): a handshake token in the query or a cookie; the Authorization header's (split at
+ * its first space: a bare value, or the one after `Bearer`), and when there is one no cookie, as Clerk
+ * then reads none; otherwise the session cookies, `__session_<suffix>` and `__session`, the latter
+ * unless it names another instance as its issuer (Clerk then takes the suffixed one). With both of
+ * ours, Clerk picks one by their dates: both are returned.
  */
-export function tokensClerkVerifies(request: Request, sessionCookies: ReadonlySet<string>): ClerkToken[] {
+export function tokensClerkVerifies(request: Request, instance: ClerkInstance): ClerkToken[] {
 	const tokens: ClerkToken[] = []
+	const cookies = request.headers.get('Cookie') ?? ''
+	const seen =
+		mayHoldClerkToken(request.url) || mayHoldClerkToken(cookies)
+			? createClerkRequest(new Request(request.url, { headers: request.headers }))
+			: null
+	const handshakeInQuery = seen?.clerkUrl.searchParams.get(HANDSHAKE_TOKEN)
+	if (handshakeInQuery) tokens.push({ in: 'query', name: HANDSHAKE_TOKEN, token: handshakeInQuery })
+	const handshakeCookie = seen?.cookies.get(HANDSHAKE_TOKEN)
+	if (handshakeCookie) tokens.push({ in: 'cookie', name: HANDSHAKE_TOKEN, token: handshakeCookie })
 	const authorization = request.headers.get('Authorization')
 	if (authorization) {
 		const [scheme, token] = authorization.split(' ', 2)
 		const inHeader = token ? (scheme === 'Bearer' ? token : undefined) : scheme
-		if (inHeader) tokens.push({ in: 'header', name: 'Authorization', token: inHeader })
+		if (inHeader) return [...tokens, { in: 'header', name: 'Authorization', token: inHeader }]
 	}
-	if (!mayHoldClerkToken(request.url) && !mayHoldClerkToken(request.headers.get('Cookie') ?? '')) return tokens
-	const seen = createClerkRequest(new Request(request.url, { headers: request.headers }))
-	for (const [name, value] of seen.cookies) {
-		if (value && (sessionCookies.has(name) || name === HANDSHAKE_TOKEN)) tokens.push({ in: 'cookie', name, token: value })
-	}
-	const handshake = seen.clerkUrl.searchParams.get(HANDSHAKE_TOKEN)
-	if (handshake) tokens.push({ in: 'query', name: HANDSHAKE_TOKEN, token: handshake })
+	const suffixed = seen?.cookies.get(instance.suffixedSession)
+	if (suffixed) tokens.push({ in: 'cookie', name: instance.suffixedSession, token: suffixed })
+	const unsuffixed = seen?.cookies.get('__session')
+	const issuer = unsuffixed ? issuerOf(unsuffixed) : null
+	const anotherInstance = issuer !== null && issuer.replace(/https?:\/\//gi, '') !== instance.frontendApi
+	if (unsuffixed && !anotherInstance) tokens.push({ in: 'cookie', name: '__session', token: unsuffixed })
 	return tokens
 }
 
@@ -75,7 +99,7 @@ export function tokensClerkVerifies(request: Request, sessionCookies: ReadonlySe
  * `request` without the tokens in `drop`. Should Clerk still find one (a cookie name hidden behind
  * %-escapes, which only a hand-made request has), every cookie goes with it.
  */
-export function withoutTokens(request: Request, drop: readonly ClerkToken[], sessionCookies: ReadonlySet<string>): Request {
+export function withoutTokens(request: Request, drop: readonly ClerkToken[], instance: ClerkInstance): Request {
 	const headers = new Headers(request.headers)
 	if (drop.some((token) => token.in === 'header')) headers.delete('Authorization')
 	const url = new URL(request.url)
@@ -91,7 +115,7 @@ export function withoutTokens(request: Request, drop: readonly ClerkToken[], ses
 				.join(';'),
 		)
 	const stripped = new Request(url, { method: request.method, headers })
-	const left = new Set(tokensClerkVerifies(stripped, sessionCookies).map((token) => token.token))
+	const left = new Set(tokensClerkVerifies(stripped, instance).map((token) => token.token))
 	if (!drop.some((token) => left.has(token.token))) return stripped
 	headers.delete('Cookie')
 	return new Request(url, { method: request.method, headers })

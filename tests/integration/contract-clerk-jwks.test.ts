@@ -1,4 +1,4 @@
-import { generateKeyPairSync, randomUUID } from 'node:crypto'
+import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { sessionCookie } from '../mocks/clerk.ts'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
@@ -120,22 +120,43 @@ describe('CLERK_JWT_KEY unset: keys from the identity provider', () => {
 		expect(jwksCalls() - before).toBeLessThanOrEqual(1)
 	})
 
-	test("another instance's session cookie, signed with a key of its own, beside a valid session: still signed in, on the API and pages", async () => {
-		expectServerLog(/^auth: \d+ session token\(s\) refused \(/)
-		const userId = newClerkUserId()
-		standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
-		const otherKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey
-		const foreign = standIns.clerk.sign(
-			{ sub: newClerkUserId(), iss: 'https://other.clerk.accounts.dev' },
-			{ privateKey: otherKey, kid: 'ins_other_instance' },
-		)
-		const cookie = `${sessionCookie(standIns.clerk.sign({ sub: userId }))}; __session_Zz9otherA=${foreign}`
-		const api = await statusWith({ Cookie: cookie })
-		expect(api.status).toBe(200)
-		expect(await api.json()).toEqual(FREE_STATUS)
-		const page = await fetch(`${app.url}/account`, { headers: { Cookie: cookie }, redirect: 'manual' })
-		expect(page.status).toBe(200)
-		await page.body?.cancel()
+	describe("another Clerk instance's unsuffixed session cookie (two apps on one host), signed with a key of its own", () => {
+		// The identity SDK names this instance's cookies __session_ and the first 8 characters of the
+		// publishable key's SHA-1 (base64url), and leaves an unsuffixed __session issued elsewhere alone.
+		const suffix = () => createHash('sha1').update(standIns.env.CLERK_PUBLISHABLE_KEY!).digest('base64url').slice(0, 8)
+		const foreign = () =>
+			standIns.clerk.sign(
+				{ sub: newClerkUserId(), iss: 'https://other-app.clerk.accounts.dev' },
+				{ privateKey: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey, kid: `ins_other_${randomUUID()}` },
+			)
+
+		test("beside this instance's session: signed in, on the API and on a page", async () => {
+			expectServerLog(/^auth: \d+ session token\(s\) refused \(/)
+			const userId = newClerkUserId()
+			standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
+			const ours = standIns.clerk.sign({ sub: userId })
+			const iat = Math.floor(Date.now() / 1000) - 5
+			const cookie = `__session_${suffix()}=${ours}; __client_uat_${suffix()}=${iat}; __session=${foreign()}; __client_uat=${iat}`
+			const api = await statusWith({ Cookie: cookie })
+			expect(api.status).toBe(200)
+			expect(await api.json()).toEqual(FREE_STATUS)
+			const page = await fetch(`${app.url}/account`, { headers: { Cookie: cookie, Accept: 'text/html' }, redirect: 'manual' })
+			expect(page.status).toBe(200)
+			await page.body?.cancel()
+		})
+
+		test('alone, this instance signed out: the page is shown signed out, as the identity SDK decides, with no handshake', async () => {
+			const iat = Math.floor(Date.now() / 1000) - 5
+			const cookie = `__session=${foreign()}; __client_uat=${iat}; __client_uat_${suffix()}=0`
+			const before = standIns.clerkApi.requests.length
+			const page = await fetch(`${app.url}/pricing`, {
+				headers: { Cookie: cookie, Accept: 'text/html', 'Sec-Fetch-Dest': 'document' },
+				redirect: 'manual',
+			})
+			expect(page.status).toBe(200)
+			await page.body?.cancel()
+			expect(standIns.clerkApi.requests.slice(before)).toEqual([])
+		})
 	})
 
 	test('a page verifies the session the same way: /account shows who is signed in', async () => {

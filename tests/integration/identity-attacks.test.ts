@@ -366,6 +366,30 @@ test('a signed-in client sending its session with thousands of junk variants of 
 	expect(rssMb() - settled).toBeLessThan(15)
 })
 
+test('tokens naming thousands of made-up key ids are refused (401), and the server lives on: the identity SDK would keep a key for each', async () => {
+	let sent = 0
+	// A key id of 8 KB, new for every request, in a token anyone can write (its signature is junk).
+	const madeUp = () => {
+		const [header, payload] = standIns.clerk.sign({ sub: victim }, { kid: `ins_${sent++}_${'k'.repeat(8_000)}` }).split('.')
+		return `${header}.${payload}.AAAA`
+	}
+	// Kept per key id, 14 000 of them would be 112 MB, past the server's 96 MB heap: 8 000 ended it.
+	for (let batch = 0; batch < 14_000 / 50; batch++) {
+		const statuses = await Promise.all(
+			Array.from({ length: 50 }, (_, i) =>
+				fetch(`${app.url}/api/billing/status`, {
+					headers: i % 2 ? { Authorization: `Bearer ${madeUp()}` } : { Cookie: sessionCookie(madeUp()) },
+				}).then(async (r) => (await r.arrayBuffer(), r.status)),
+			),
+		)
+		expect(new Set(statuses)).toEqual(new Set([401]))
+	}
+	// A genuine session still works.
+	expect(
+		(await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: sessionCookie(standIns.clerk.sign({ sub: victim })) } })).status,
+	).toBe(200)
+}, 120_000)
+
 test("pages' CSP lets Clerk's script and API load from the frontend-API host the publishable key names", async () => {
 	const key = standIns.env.CLERK_PUBLISHABLE_KEY!
 	const host = Buffer.from(key.replace(/^pk_(test|live)_/, ''), 'base64')

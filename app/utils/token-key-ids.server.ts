@@ -1,0 +1,173 @@
+import crypto from 'node:crypto'
+import { decodeJwt } from '@clerk/backend/jwt'
+import { withinDeadline } from './deadline.server.ts'
+import { tokensClerkVerifies, withoutTokens, type ClerkInstance } from './handshake-nonce.server.ts'
+
+// Clerk keeps what it learns of a token's key id (`kid`), and anyone can write a token with a made-up
+// one. Tokens are checked here before Clerk sees them (auth.server.ts), in either configuration:
+// - With CLERK_JWT_KEY, Clerk files the key under `local-<kid>` in a cache that is never emptied, for
+//   every kid it is shown: 8 000 anonymous requests with made-up 8 KB kids took the server past its
+//   heap and ended it. A kid is shown to Clerk once a token naming it has been signed with that key
+//   (checked here: one RSA verification, for kids not seen before); other tokens are kept from it.
+// - Without it, Clerk fetches its key list from the Backend API for every kid it has not cached, on
+//   our secret key's quota. The list is fetched here instead, and a kid it does not name is kept from
+//   Clerk; it is fetched again for such a kid at most every REFETCH_MS (a key Clerk has just rotated in
+//   waits that long at most), when older than Clerk's own cache (MAX_AGE_MS), or when Clerk refuses a
+//   kid the list named (keyIdRefusedByClerk). After a failed fetch, not before RETRY_MS: meanwhile such
+//   tokens cannot be verified (the provider's outage).
+
+const REFETCH_MS = 10_000
+const RETRY_MS = 2_000
+// Clerk empties its cache of the list every 5 minutes and fetches it again.
+const MAX_AGE_MS = 4 * 60_000
+// As long as a session verification waits for the provider (auth.server.ts).
+const FETCH_DEADLINE_MS = 5_000
+
+/** `kids`: those that are not the provider's (unknown), or that could not be checked (keys-not-loaded). */
+export type KeyCheck =
+	{ outcome: 'known' } | { outcome: 'unknown'; kids: Set<string> } | { outcome: 'keys-not-loaded'; kids: Set<string>; detail: string }
+
+/**
+ * The key id a token names as Clerk reads it (its own decoder): '' when the header names none (Clerk
+ * then looks for an undefined one), null when Clerk cannot decode the token and refuses it as it is.
+ */
+export function keyIdOf(token: string): string | null {
+	let header: unknown
+	try {
+		header = decodeJwt(token).header
+	} catch {
+		return null
+	}
+	if (header === null || header === undefined) return null
+	const { kid } = header as { kid?: unknown }
+	return typeof kid === 'string' ? kid : ''
+}
+
+// --- With CLERK_JWT_KEY: key ids proven by a signature -------------------------------------------
+
+const signedKids = new Set<string>()
+let localKey: { pem: string; key: crypto.KeyObject | null } | undefined
+
+/**
+ * CLERK_JWT_KEY read as Clerk reads it (loadClerkJwkFromPem: the 2048-bit modulus between a fixed
+ * prefix and suffix, newlines and PEM armour ignored), or null when that is no key: Clerk then refuses
+ * every token, and so does this check.
+ */
+function keyOf(pem: string): crypto.KeyObject | null {
+	const modulus = pem
+		.replace(/\r\n|\n|\r/g, '')
+		.replace('-----BEGIN PUBLIC KEY-----', '')
+		.replace('-----END PUBLIC KEY-----', '')
+		.replace('MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA', '')
+		.replace('IDAQAB', '')
+		.replace(/\+/g, '-')
+		.replace(/\//g, '_')
+	try {
+		return crypto.createPublicKey({ key: { kty: 'RSA', n: modulus, e: 'AQAB' }, format: 'jwk' })
+	} catch {
+		return null
+	}
+}
+
+/** Whether `token` is signed (RS256, as Clerk's keys sign) with the key `pem`. */
+function signedWith(token: string, pem: string): boolean {
+	if (localKey?.pem !== pem) localKey = { pem, key: keyOf(pem) }
+	const [header, payload, signature] = token.split('.')
+	if (!localKey.key || header === undefined || payload === undefined || signature === undefined) return false
+	try {
+		return crypto.verify('RSA-SHA256', Buffer.from(`${header}.${payload}`), localKey.key, Buffer.from(signature, 'base64url'))
+	} catch {
+		return false
+	}
+}
+
+function checkSignedKeyIds(tokens: ReadonlyArray<{ token: string; kid: string }>, pem: string): KeyCheck {
+	const unknown = new Set<string>()
+	for (const { token, kid } of tokens) {
+		if (signedKids.has(kid)) continue
+		if (signedWith(token, pem)) signedKids.add(kid)
+		else unknown.add(kid)
+	}
+	return unknown.size === 0 ? { outcome: 'known' } : { outcome: 'unknown', kids: unknown }
+}
+
+// --- Without it: the key ids the provider publishes ----------------------------------------------
+
+let published: { kids: Set<string>; fetchedAt: number } | undefined
+let failed: { detail: string; at: number } | undefined
+let fetching: Promise<Set<string>> | undefined
+
+async function checkPublishedKeyIds(kids: readonly string[], fetchKeyIds: () => Promise<string[]>): Promise<KeyCheck> {
+	const unknownTo = (known: Set<string> | undefined) => new Set(kids.filter((kid) => !known?.has(kid)))
+	const now = Date.now()
+	const fresh = published !== undefined && now - published.fetchedAt < MAX_AGE_MS
+	if (fresh && unknownTo(published?.kids).size === 0) return { outcome: 'known' }
+	if (published && now - published.fetchedAt < REFETCH_MS) return { outcome: 'unknown', kids: unknownTo(published.kids) }
+	if (failed && now - failed.at < RETRY_MS) return { outcome: 'keys-not-loaded', kids: unknownTo(published?.kids), detail: failed.detail }
+	fetching ??= fetchPublished(fetchKeyIds).finally(() => (fetching = undefined))
+	try {
+		const unknown = unknownTo(await fetching)
+		return unknown.size === 0 ? { outcome: 'known' } : { outcome: 'unknown', kids: unknown }
+	} catch (error) {
+		return { outcome: 'keys-not-loaded', kids: unknownTo(published?.kids), detail: (error as Error).message }
+	}
+}
+
+/** One fetch at a time. An empty list is a failure, as for Clerk. */
+async function fetchPublished(fetchKeyIds: () => Promise<string[]>): Promise<Set<string>> {
+	try {
+		const list = await withinDeadline(fetchKeyIds(), FETCH_DEADLINE_MS, () => new Error(`no answer within ${FETCH_DEADLINE_MS} ms`))
+		if (list.length === 0) throw new Error('the key list names no keys')
+		published = { kids: new Set(list), fetchedAt: Date.now() }
+		failed = undefined
+		return published.kids
+	} catch (error) {
+		failed = { detail: (error as Error).message, at: Date.now() }
+		throw error
+	}
+}
+
+/** Clerk refused a token for a kid its list lacks: ours may name one it has retired; it is fetched again when next needed. */
+export function keyIdRefusedByClerk() {
+	if (published) published.fetchedAt = 0
+}
+
+// --- What Clerk may see --------------------------------------------------------------------------
+
+/** Where the key ids are checked against: the instance's own key, or the provider's list. */
+export type KeySource = { pem: string } | { fetchKeyIds: () => Promise<string[]> }
+
+/** What Clerk may see of a request: `request` (dropped: some tokens were left out), or why it sees nothing. */
+export type KeptTokens = { request: Request; dropped: boolean } | { refused: true } | { notVerified: string }
+
+/**
+ * `request` without the tokens whose key id is not the provider's, or could not be checked. An API
+ * request (`api`) with one is refused: Clerk would verify it, or read another credential than the one
+ * the session cache keys the answer by; and a list that cannot be fetched is the provider's outage. A
+ * page goes to Clerk without them: signed out, or through a handshake when its cookies say it was
+ * signed in. Tokens Clerk would not verify (another instance's session cookie) are not looked at.
+ */
+export async function withKnownKeyIdsOnly(
+	request: Request,
+	instance: ClerkInstance,
+	source: KeySource,
+	{ api }: { api: boolean },
+): Promise<KeptTokens> {
+	const tokens = tokensClerkVerifies(request, instance).flatMap((token) => {
+		const kid = keyIdOf(token.token)
+		return kid === null ? [] : [{ ...token, kid }]
+	})
+	if (tokens.length === 0) return { request, dropped: false }
+	const check =
+		'pem' in source
+			? checkSignedKeyIds(tokens, source.pem)
+			: await checkPublishedKeyIds(
+					tokens.map((token) => token.kid),
+					source.fetchKeyIds,
+				)
+	if (check.outcome === 'known') return { request, dropped: false }
+	if (api && check.outcome === 'keys-not-loaded') return { notVerified: check.detail }
+	if (api) return { refused: true }
+	const unresolved = tokens.filter((token) => check.kids.has(token.kid))
+	return { request: withoutTokens(request, unresolved, instance), dropped: true }
+}
