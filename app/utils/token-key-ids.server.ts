@@ -28,8 +28,8 @@ export type KeyCheck =
 	{ outcome: 'known' } | { outcome: 'unknown'; kids: Set<string> } | { outcome: 'keys-not-loaded'; kids: Set<string>; detail: string }
 
 /**
- * The key id a token names as Clerk reads it (its own decoder): '' when the header names none (Clerk
- * then looks for an undefined one), null when Clerk cannot decode the token and refuses it as it is.
+ * The key id a token names as Clerk reads it (its own decoder) and files it, null when Clerk cannot
+ * decode the token and refuses it as it is.
  */
 export function keyIdOf(token: string): string | null {
 	let header: unknown
@@ -39,8 +39,10 @@ export function keyIdOf(token: string): string | null {
 		return null
 	}
 	if (header === null || header === undefined) return null
+	// As Clerk files it (`local-${kid}`, or the list's entry under that name): an absent kid is
+	// 'undefined', an array of one string that string.
 	const { kid } = header as { kid?: unknown }
-	return typeof kid === 'string' ? kid : ''
+	return `${kid as string}`
 }
 
 // --- With CLERK_JWT_KEY: key ids proven by a signature -------------------------------------------
@@ -100,20 +102,30 @@ let fetching: Promise<Set<string>> | undefined
 async function checkPublishedKeyIds(kids: readonly string[], fetchKeyIds: () => Promise<string[]>): Promise<KeyCheck> {
 	const unknownTo = (known: Set<string> | undefined) => new Set(kids.filter((kid) => !known?.has(kid)))
 	const now = Date.now()
-	const fresh = published !== undefined && now - published.fetchedAt < MAX_AGE_MS
-	if (fresh && unknownTo(published?.kids).size === 0) return { outcome: 'known' }
+	const mayFetch = !fetching && !(failed && now - failed.at < RETRY_MS)
+	if (published && unknownTo(published.kids).size === 0) {
+		// Named by the list: known, however old it is. An old one is fetched again meanwhile, so that a
+		// key Clerk has retired stops being named about when Clerk's own copy forgets it.
+		if (now - published.fetchedAt >= MAX_AGE_MS && mayFetch) void startFetch(fetchKeyIds).catch(() => {})
+		return { outcome: 'known' }
+	}
 	if (published && now - published.fetchedAt < REFETCH_MS) return { outcome: 'unknown', kids: unknownTo(published.kids) }
 	if (failed && now - failed.at < RETRY_MS) return { outcome: 'keys-not-loaded', kids: unknownTo(published?.kids), detail: failed.detail }
-	fetching ??= fetchPublished(fetchKeyIds).finally(() => (fetching = undefined))
 	try {
-		const unknown = unknownTo(await fetching)
+		const unknown = unknownTo(await startFetch(fetchKeyIds))
 		return unknown.size === 0 ? { outcome: 'known' } : { outcome: 'unknown', kids: unknown }
 	} catch (error) {
 		return { outcome: 'keys-not-loaded', kids: unknownTo(published?.kids), detail: (error as Error).message }
 	}
 }
 
-/** One fetch at a time. An empty list is a failure, as for Clerk. */
+/** The fetch on its way, or a new one: one at a time. */
+function startFetch(fetchKeyIds: () => Promise<string[]>): Promise<Set<string>> {
+	fetching ??= fetchPublished(fetchKeyIds).finally(() => (fetching = undefined))
+	return fetching
+}
+
+/** An empty list is a failure, as for Clerk. */
 async function fetchPublished(fetchKeyIds: () => Promise<string[]>): Promise<Set<string>> {
 	try {
 		const list = await withinDeadline(fetchKeyIds(), FETCH_DEADLINE_MS, () => new Error(`no answer within ${FETCH_DEADLINE_MS} ms`))
@@ -169,5 +181,9 @@ export async function withKnownKeyIdsOnly(
 	if (api && check.outcome === 'keys-not-loaded') return { notVerified: check.detail }
 	if (api) return { refused: true }
 	const unresolved = tokens.filter((token) => check.kids.has(token.kid))
-	return { request: withoutTokens(request, unresolved, instance), dropped: true }
+	if (unresolved.length === 0) return { request, dropped: false }
+	// Without the Authorization token Clerk reads the cookies, which were not looked at beside it: the
+	// request as it now stands is checked again (each pass leaves out at least one token).
+	const again = await withKnownKeyIdsOnly(withoutTokens(request, unresolved, instance), instance, source, { api })
+	return 'request' in again ? { request: again.request, dropped: true } : again
 }

@@ -91,7 +91,7 @@ describe('CLERK_JWT_KEY unset: keys from the identity provider', () => {
 		expect((await statusWith({ Authorization: `Bearer ${genuine}` })).status).toBe(200)
 	})
 
-	test('made-up key ids in the places Clerk reads tokens that a plain Bearer check misses: no fetch either', async () => {
+	test('made-up key ids in the places Clerk reads tokens that a plain Bearer check misses, and in cookies behind a refused Authorization: no fetch either', async () => {
 		expectServerLog(/^auth: \d+ session token\(s\) refused \(/)
 		const userId = newClerkUserId()
 		const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
@@ -116,6 +116,13 @@ describe('CLERK_JWT_KEY unset: keys from the identity provider', () => {
 				expect(page.status).toBe(200)
 				await page.body?.cancel()
 			}
+			// Left without its Authorization token, a page request is read from its cookies: those are checked too.
+			const both = await fetch(`${app.url}/pricing`, {
+				headers: { Authorization: madeUp(), Cookie: sessionCookie(madeUp()) },
+				redirect: 'manual',
+			})
+			expect(both.status).toBe(200)
+			await both.body?.cancel()
 		}
 		expect(jwksCalls() - before).toBeLessThanOrEqual(1)
 	})
