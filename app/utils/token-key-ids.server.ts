@@ -42,8 +42,14 @@ export function keyIdOf(token: string): string | null {
 	// As Clerk files it (`local-${kid}`, or the list's entry under that name): an absent kid is
 	// 'undefined', an array of one string that string.
 	const { kid } = header as { kid?: unknown }
-	return `${kid as string}`
+	try {
+		return `${kid as string}`
+	} catch {
+		// No string at all (`{"toString":1}`): Clerk cannot file it, but may fetch its list first. Never known.
+		return UNREADABLE_KID
+	}
 }
+const UNREADABLE_KID = '\u0000unreadable'
 
 // --- With CLERK_JWT_KEY: key ids proven by a signature -------------------------------------------
 
@@ -104,9 +110,14 @@ async function checkPublishedKeyIds(kids: readonly string[], fetchKeyIds: () => 
 	const now = Date.now()
 	const mayFetch = !fetching && !(failed && now - failed.at < RETRY_MS)
 	if (published && unknownTo(published.kids).size === 0) {
-		// Named by the list: known, however old it is. An old one is fetched again meanwhile, so that a
-		// key Clerk has retired stops being named about when Clerk's own copy forgets it.
-		if (now - published.fetchedAt >= MAX_AGE_MS && mayFetch) void startFetch(fetchKeyIds).catch(() => {})
+		// Named by the list: known while it is young, or old with no fetch failed since it aged. An old
+		// one is fetched again meanwhile, so that a key Clerk has retired stops being named about when
+		// Clerk's own copy forgets it. Once that fetch fails, Clerk's copy is as old and Clerk would fetch
+		// for every token: such tokens wait for the provider, as when no list was ever fetched.
+		const agedAt = published.fetchedAt + MAX_AGE_MS
+		if (now < agedAt) return { outcome: 'known' }
+		if (mayFetch) void startFetch(fetchKeyIds).catch(() => {})
+		if (failed && failed.at >= agedAt) return { outcome: 'keys-not-loaded', kids: new Set(kids), detail: failed.detail }
 		return { outcome: 'known' }
 	}
 	if (published && now - published.fetchedAt < REFETCH_MS) return { outcome: 'unknown', kids: unknownTo(published.kids) }

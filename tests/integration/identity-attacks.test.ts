@@ -390,6 +390,18 @@ test('tokens naming thousands of made-up key ids are refused (401), and the serv
 	).toBe(200)
 }, 120_000)
 
+test('a token whose key id is no string at all (an object whose toString is not a function): a page is shown signed out, the API answers 401', async () => {
+	const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+	const [, payload] = standIns.clerk.sign({ sub: victim }).split('.')
+	const token = `${b64({ alg: 'RS256', kid: { toString: 1 } })}.${payload}.AAAA`
+	const page = await fetch(`${app.url}/pricing`, { headers: { Cookie: sessionCookie(token) }, redirect: 'manual' })
+	expect(page.status).toBe(200)
+	await page.body?.cancel()
+	const api = await fetch(`${app.url}/api/billing/status`, { headers: { Authorization: `Bearer ${token}` } })
+	expect(api.status).toBe(401)
+	expect(await api.json()).toMatchObject({ code: 'unauthorized' })
+})
+
 test("pages' CSP lets Clerk's script and API load from the frontend-API host the publishable key names", async () => {
 	const key = standIns.env.CLERK_PUBLISHABLE_KEY!
 	const host = Buffer.from(key.replace(/^pk_(test|live)_/, ''), 'base64')
