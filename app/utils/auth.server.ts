@@ -6,9 +6,15 @@ import { redirect, type AppLoadContext } from '@remix-run/node'
 import type { Params } from '@remix-run/react'
 import { env } from './env.server.ts'
 import { withinDeadline } from './deadline.server.ts'
-import { cookiesForClerk, handshakeClerkFinds, withinHandshakeBudget } from './handshake-nonce.server.ts'
-import type { ClerkInstance } from './handshake-nonce.server.ts'
-import { keyIdRefusedByClerk, withKnownKeyIdsOnly, type KeySource } from './token-key-ids.server.ts'
+import {
+	cookiesForClerk,
+	handshakeClerkFinds,
+	tokensClerkVerifies,
+	withinHandshakeBudget,
+	withoutTokens,
+	type ClerkInstance,
+} from './handshake-nonce.server.ts'
+import { keyIdRefusedByClerk, keysNotLoadedByClerk, withKnownKeyIdsOnly, type KeySource } from './token-key-ids.server.ts'
 import { errorResponse } from './http.server.ts'
 import { SESSION_REFRESHED } from './session-refresh.ts'
 
@@ -193,7 +199,10 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 			? verification
 			: withinDeadline(verification, VERIFY_DEADLINE_MS, () => new SessionCannotBeVerified(`no answer within ${VERIFY_DEADLINE_MS} ms`)))
 		if (!state.isSignedIn) {
-			if (state.reason === KEYS_NOT_LOADED) throw new SessionCannotBeVerified(state.message)
+			if (state.reason === KEYS_NOT_LOADED) {
+				keysNotLoadedByClerk(state.message ?? KEYS_NOT_LOADED)
+				throw new SessionCannotBeVerified(state.message)
+			}
 			if (state.reason === KID_NOT_PUBLISHED) keyIdRefusedByClerk()
 			noteRefusedSession(state.reason)
 			return null
@@ -303,7 +312,8 @@ export function pageRequestForClerk(args: { request: Request; context: AppLoadCo
 /** A page request as Clerk may see it: without tokens whose key id is not the provider's (withKnownKeyIdsOnly). */
 async function pageWithKnownKeyIdsOnly(request: Request): Promise<Request> {
 	const kept = await withKnownKeyIdsOnly(request, clerkInstance(), keySource(), { api: false })
-	if (!('request' in kept)) return request
+	// Never for a page (only the API refuses or waits); should that change, Clerk sees no token at all.
+	if (!('request' in kept)) return withoutTokens(request, tokensClerkVerifies(request, clerkInstance()), clerkInstance())
 	if (kept.dropped) noteRefusedSession(keyIdRefusal())
 	return kept.request
 }

@@ -51,6 +51,23 @@ export function keyIdOf(token: string): string | null {
 }
 const UNREADABLE_KID = '\u0000unreadable'
 
+/**
+ * Whether Clerk's reading of a page's token throws rather than refusing it, which makes the page a 500:
+ * three parts its decoder cannot read (`__session=not.a.jwt`), a header or payload that is no object,
+ * or an issuer that is no string (AuthenticateContext reads it to choose a cookie).
+ */
+function clerkThrowsOn(token: string): boolean {
+	if (token.split('.').length !== 3) return false
+	try {
+		const { header, payload } = decodeJwt(token) as { header: unknown; payload: unknown }
+		if (typeof header !== 'object' || header === null || typeof payload !== 'object' || payload === null) return true
+		const { iss } = payload as { iss?: unknown }
+		return Boolean(iss) && typeof iss !== 'string'
+	} catch {
+		return true
+	}
+}
+
 // --- With CLERK_JWT_KEY: key ids proven by a signature -------------------------------------------
 
 const signedKids = new Set<string>()
@@ -155,6 +172,16 @@ export function keyIdRefusedByClerk() {
 	if (published) published.fetchedAt = 0
 }
 
+/**
+ * Clerk could not fetch its list: its copy has expired, and it would fetch again for every token our
+ * list still answers for (ours is often younger than Clerk's). Tokens then wait for a fetch of ours to
+ * succeed, as after one of ours failed.
+ */
+export function keysNotLoadedByClerk(detail: string) {
+	failed = { detail, at: Date.now() }
+	if (published) published.fetchedAt = Math.min(published.fetchedAt, Date.now() - MAX_AGE_MS)
+}
+
 // --- What Clerk may see --------------------------------------------------------------------------
 
 /** Where the key ids are checked against: the instance's own key, or the provider's list. */
@@ -176,7 +203,14 @@ export async function withKnownKeyIdsOnly(
 	source: KeySource,
 	{ api }: { api: boolean },
 ): Promise<KeptTokens> {
-	const tokens = tokensClerkVerifies(request, instance).flatMap((token) => {
+	const found = tokensClerkVerifies(request, instance)
+	// A page's token Clerk would throw on goes first (the API answers Clerk's throw with a 401).
+	const throwing = api ? [] : found.filter((token) => clerkThrowsOn(token.token))
+	if (throwing.length > 0) {
+		const again = await withKnownKeyIdsOnly(withoutTokens(request, throwing, instance), instance, source, { api })
+		return 'request' in again ? { request: again.request, dropped: true } : again
+	}
+	const tokens = found.flatMap((token) => {
 		const kid = keyIdOf(token.token)
 		return kid === null ? [] : [{ ...token, kid }]
 	})

@@ -402,6 +402,20 @@ test('a token whose key id is no string at all (an object whose toString is not 
 	expect(await api.json()).toMatchObject({ code: 'unauthorized' })
 })
 
+test('session cookies the identity SDK throws on (not a JWT, a payload that is no object, an issuer that is no string): pages are shown signed out, not a 500', async () => {
+	const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+	const [header] = standIns.clerk.sign({ sub: victim }).split('.')
+	for (const token of ['not.a.jwt', `${header}.${b64(null)}.AAAA`, `${header}.${b64({ sub: victim, iss: 5 })}.AAAA`]) {
+		const cookie = `__session=${token}; __client_uat=1`
+		const pricing = await fetch(`${app.url}/pricing`, { headers: { Cookie: cookie }, redirect: 'manual' })
+		expect(pricing.status, token).toBe(200)
+		await pricing.body?.cancel()
+		const account = await fetch(`${app.url}/account`, { headers: { Cookie: cookie }, redirect: 'manual' })
+		expect(account.status, token).toBe(303)
+		expect(account.headers.get('location'), token).toMatch(/^\/sign-in\?/)
+	}
+})
+
 test("pages' CSP lets Clerk's script and API load from the frontend-API host the publishable key names", async () => {
 	const key = standIns.env.CLERK_PUBLISHABLE_KEY!
 	const host = Buffer.from(key.replace(/^pk_(test|live)_/, ''), 'base64')
