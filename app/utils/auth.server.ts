@@ -6,14 +6,7 @@ import { redirect, type AppLoadContext } from '@remix-run/node'
 import type { Params } from '@remix-run/react'
 import { env } from './env.server.ts'
 import { withinDeadline } from './deadline.server.ts'
-import {
-	cookiesForClerk,
-	handshakeClerkFinds,
-	tokensClerkVerifies,
-	withinHandshakeBudget,
-	withoutTokens,
-	type ClerkInstance,
-} from './handshake-nonce.server.ts'
+import { cookiesForClerk, handshakeClerkFinds, withinHandshakeBudget, type ClerkInstance } from './handshake-nonce.server.ts'
 import { keyIdRefusedByClerk, keysNotLoadedByClerk, withKnownKeyIdsOnly, type KeySource } from './token-key-ids.server.ts'
 import { errorResponse } from './http.server.ts'
 import { SESSION_REFRESHED } from './session-refresh.ts'
@@ -312,8 +305,6 @@ export function pageRequestForClerk(args: { request: Request; context: AppLoadCo
 /** A page request as Clerk may see it: without tokens whose key id is not the provider's (withKnownKeyIdsOnly). */
 async function pageWithKnownKeyIdsOnly(request: Request): Promise<Request> {
 	const kept = await withKnownKeyIdsOnly(request, clerkInstance(), keySource(), { api: false })
-	// Never for a page (only the API refuses or waits); should that change, Clerk sees no token at all.
-	if (!('request' in kept)) return withoutTokens(request, tokensClerkVerifies(request, clerkInstance()), clerkInstance())
 	if (kept.dropped) noteRefusedSession(keyIdRefusal())
 	return kept.request
 }

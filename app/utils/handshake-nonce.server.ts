@@ -105,20 +105,13 @@ export function withoutTokens(request: Request, drop: readonly ClerkToken[], ins
 	const url = new URL(request.url)
 	if (drop.some((token) => token.in === 'query')) url.searchParams.delete(HANDSHAKE_TOKEN)
 	const names = new Set(drop.filter((token) => token.in === 'cookie').map((token) => token.name))
-	const cookies = headers.get('Cookie')
-	if (cookies !== null && names.size > 0)
-		headers.set(
-			'Cookie',
-			cookies
-				.split(';')
-				.filter((pair) => !names.has(cookieName(pair)))
-				.join(';'),
-		)
-	const stripped = new Request(url, { method: request.method, headers })
-	const left = new Set(tokensClerkVerifies(stripped, instance).map((token) => token.token))
-	if (!drop.some((token) => left.has(token.token))) return stripped
-	headers.delete('Cookie')
-	return new Request(url, { method: request.method, headers })
+	const dropped = new Set(drop.map((token) => token.token))
+	return withoutCookies(
+		new Request(url, { method: request.method, headers }),
+		url,
+		(pair) => names.has(cookieName(pair)),
+		(stripped) => tokensClerkVerifies(stripped, instance).some((token) => dropped.has(token.token)),
+	)
 }
 
 const cookieName = (pair: string) => (pair.includes('=') ? pair.slice(0, pair.indexOf('=')) : pair).trim()
@@ -189,16 +182,29 @@ export async function withinHandshakeBudget(args: { request: Request; context: A
 function withoutHandshakeNonce(request: Request): Request {
 	const url = new URL(request.url)
 	url.searchParams.delete(HANDSHAKE_NONCE) // matches the decoded name, as Clerk reads it
+	return withoutCookies(
+		request,
+		url,
+		(pair) => HANDSHAKE_NONCE_COOKIE.test(pair),
+		(stripped) => handshakeClerkFinds(stripped).nonce,
+	)
+}
+
+/**
+ * `request` at `url` without the cookies `drop` names. Should Clerk still find what they held
+ * (`stillFound`: a name the plain filter misses), with no cookie at all.
+ */
+function withoutCookies(request: Request, url: URL, drop: (pair: string) => boolean, stillFound: (stripped: Request) => boolean): Request {
 	const cookies = request.headers.get('Cookie')
 	const kept =
 		cookies === null
 			? null
 			: cookies
 					.split(';')
-					.filter((cookie) => !HANDSHAKE_NONCE_COOKIE.test(cookie))
+					.filter((pair) => !drop(pair))
 					.join(';')
 	const stripped = withCookies(request, url, kept)
-	return handshakeClerkFinds(stripped).nonce ? withCookies(request, url, null) : stripped
+	return stillFound(stripped) ? withCookies(request, url, null) : stripped
 }
 
 // What Clerk's SDK logs, with the error's whole stack, when it cannot trade a nonce or verify a

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto'
 import { decodeJwt } from '@clerk/backend/jwt'
 import { withinDeadline } from './deadline.server.ts'
-import { tokensClerkVerifies, withoutTokens, type ClerkInstance } from './handshake-nonce.server.ts'
+import { tokensClerkVerifies, withoutTokens, type ClerkInstance, type ClerkToken } from './handshake-nonce.server.ts'
 
 // Clerk keeps what it learns of a token's key id (`kid`), and anyone can write a token with a made-up
 // one. Tokens are checked here before Clerk sees them (auth.server.ts), in either configuration:
@@ -24,14 +24,14 @@ const MAX_AGE_MS = 4 * 60_000
 const FETCH_DEADLINE_MS = 5_000
 
 /** `kids`: those that are not the provider's (unknown), or that could not be checked (keys-not-loaded). */
-export type KeyCheck =
+type KeyCheck =
 	{ outcome: 'known' } | { outcome: 'unknown'; kids: Set<string> } | { outcome: 'keys-not-loaded'; kids: Set<string>; detail: string }
 
 /**
  * The key id a token names as Clerk reads it (its own decoder) and files it, null when Clerk cannot
  * decode the token and refuses it as it is.
  */
-export function keyIdOf(token: string): string | null {
+function keyIdOf(token: string): string | null {
 	let header: unknown
 	try {
 		header = decodeJwt(token).header
@@ -188,7 +188,8 @@ export function keysNotLoadedByClerk(detail: string) {
 export type KeySource = { pem: string } | { fetchKeyIds: () => Promise<string[]> }
 
 /** What Clerk may see of a request: `request` (dropped: some tokens were left out), or why it sees nothing. */
-export type KeptTokens = { request: Request; dropped: boolean } | { refused: true } | { notVerified: string }
+export type KeptTokens = PageTokens | { refused: true } | { notVerified: string }
+type PageTokens = { request: Request; dropped: boolean }
 
 /**
  * `request` without the tokens whose key id is not the provider's, or could not be checked. An API
@@ -197,19 +198,34 @@ export type KeptTokens = { request: Request; dropped: boolean } | { refused: tru
  * page goes to Clerk without them: signed out, or through a handshake when its cookies say it was
  * signed in. Tokens Clerk would not verify (another instance's session cookie) are not looked at.
  */
+export function withKnownKeyIdsOnly(
+	request: Request,
+	instance: ClerkInstance,
+	source: KeySource,
+	options: { api: false },
+): Promise<PageTokens>
+export function withKnownKeyIdsOnly(
+	request: Request,
+	instance: ClerkInstance,
+	source: KeySource,
+	options: { api: true },
+): Promise<KeptTokens>
 export async function withKnownKeyIdsOnly(
 	request: Request,
 	instance: ClerkInstance,
 	source: KeySource,
 	{ api }: { api: boolean },
 ): Promise<KeptTokens> {
+	// A page's request without `drop`, checked again as it then stands: without its Authorization token
+	// Clerk reads the cookies, which were not looked at beside it (each pass leaves out at least one token).
+	const pageWithout = async (drop: readonly ClerkToken[]): Promise<PageTokens> => ({
+		request: (await withKnownKeyIdsOnly(withoutTokens(request, drop, instance), instance, source, { api: false })).request,
+		dropped: true,
+	})
 	const found = tokensClerkVerifies(request, instance)
 	// A page's token Clerk would throw on goes first (the API answers Clerk's throw with a 401).
 	const throwing = api ? [] : found.filter((token) => clerkThrowsOn(token.token))
-	if (throwing.length > 0) {
-		const again = await withKnownKeyIdsOnly(withoutTokens(request, throwing, instance), instance, source, { api })
-		return 'request' in again ? { request: again.request, dropped: true } : again
-	}
+	if (throwing.length > 0) return pageWithout(throwing)
 	const tokens = found.flatMap((token) => {
 		const kid = keyIdOf(token.token)
 		return kid === null ? [] : [{ ...token, kid }]
@@ -223,12 +239,7 @@ export async function withKnownKeyIdsOnly(
 					source.fetchKeyIds,
 				)
 	if (check.outcome === 'known') return { request, dropped: false }
-	if (api && check.outcome === 'keys-not-loaded') return { notVerified: check.detail }
-	if (api) return { refused: true }
+	if (api) return check.outcome === 'keys-not-loaded' ? { notVerified: check.detail } : { refused: true }
 	const unresolved = tokens.filter((token) => check.kids.has(token.kid))
-	if (unresolved.length === 0) return { request, dropped: false }
-	// Without the Authorization token Clerk reads the cookies, which were not looked at beside it: the
-	// request as it now stands is checked again (each pass leaves out at least one token).
-	const again = await withKnownKeyIdsOnly(withoutTokens(request, unresolved, instance), instance, source, { api })
-	return 'request' in again ? { request: again.request, dropped: true } : again
+	return unresolved.length === 0 ? { request, dropped: false } : pageWithout(unresolved)
 }

@@ -1,6 +1,6 @@
-import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto'
+import { generateKeyPairSync, randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { sessionCookie } from '../mocks/clerk.ts'
+import { cookieSuffix, sessionCookie } from '../mocks/clerk.ts'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
@@ -128,9 +128,9 @@ describe('CLERK_JWT_KEY unset: keys from the identity provider', () => {
 	})
 
 	describe("another Clerk instance's unsuffixed session cookie (two apps on one host), signed with a key of its own", () => {
-		// The identity SDK names this instance's cookies __session_ and the first 8 characters of the
-		// publishable key's SHA-1 (base64url), and leaves an unsuffixed __session issued elsewhere alone.
-		const suffix = () => createHash('sha1').update(standIns.env.CLERK_PUBLISHABLE_KEY!).digest('base64url').slice(0, 8)
+		// The identity SDK names this instance's cookies with a suffix, and leaves an unsuffixed __session
+		// issued elsewhere alone.
+		const suffix = () => cookieSuffix(standIns.env.CLERK_PUBLISHABLE_KEY!)
 		const foreign = () =>
 			standIns.clerk.sign(
 				{ sub: newClerkUserId(), iss: 'https://other-app.clerk.accounts.dev' },

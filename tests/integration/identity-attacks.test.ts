@@ -1,8 +1,8 @@
 import fs from 'node:fs'
 import http from 'node:http'
-import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto'
+import { generateKeyPairSync, randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
-import { createClerkTestKeys, sessionCookie } from '../mocks/clerk.ts'
+import { cookieSuffix, createClerkTestKeys, sessionCookie } from '../mocks/clerk.ts'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
@@ -271,12 +271,8 @@ test('an API request with a handshake cookie hidden behind %-escapes is refused 
 })
 
 describe('refresh cookies: Clerk would trade an expired token and one for a Backend API call whose path the token names', () => {
-	// Clerk's name for this instance's refresh cookie: __refresh_ and the first 8 characters of the
-	// publishable key's SHA-1 (base64url), as @clerk/shared's getCookieSuffix.
-	const refreshCookie = () => {
-		const suffix = createHash('sha1').update(standIns.env.CLERK_PUBLISHABLE_KEY!).digest('base64url').slice(0, 8)
-		return `__refresh_${suffix}=made-up`
-	}
+	// Clerk's name for this instance's refresh cookie.
+	const refreshCookie = () => `__refresh_${cookieSuffix(standIns.env.CLERK_PUBLISHABLE_KEY!)}=made-up`
 	const expiredClaims = () => ({ sub: victim, exp: now() - 60, iat: now() - 700, nbf: now() - 700 })
 	// Anyone can write this one: its signature is junk, its sid a path of the sender's choosing.
 	const madeUp = () =>

@@ -2,6 +2,7 @@
 // networklessly (via CLERK_JWT_KEY), and a fake Backend API for user look-ups.
 // Facts behind the choices: /work/shared/notes/stand-ins.md
 import {
+	createHash,
 	createHmac,
 	generateKeyPairSync,
 	sign as cryptoSign,
@@ -129,6 +130,14 @@ export function sessionCookie(token: string, opts: { clientUat?: number } = {}):
 	const iat = decodeJwtPayload(token).iat
 	const clientUat = opts.clientUat ?? (typeof iat === 'number' ? iat : nowSeconds() - 10)
 	return `__session=${token}; __client_uat=${clientUat}`
+}
+
+/**
+ * The suffix the SDK gives this instance's cookie names (`__session_<suffix>`, `__refresh_<suffix>`):
+ * the first 8 characters of the publishable key's SHA-1 in base64url, as @clerk/shared's getCookieSuffix.
+ */
+export function cookieSuffix(publishableKey: string): string {
+	return createHash('sha1').update(publishableKey).digest('base64url').slice(0, 8)
 }
 
 export interface FakeClerkUser {
