@@ -342,10 +342,13 @@ type Slice = { load: LoadResult; cpu: CpuUsage; peakRssMb: number; serverLog: st
 async function measureSlice(server: Measured, request: LoadRequest, seconds: number, { mail, processor, config }: Shared): Promise<Slice> {
 	const logMark = server.target.logMark()
 	const peak = server.sampler.phase()
-	const cpu = startCpuMeter(server.target.pid, os.cpus().length)
 	const mailsBefore = mail.accepted()
 	const sessionsBefore = processor.sessionsCreated()
-	const load = await runLoad(server.target.url, request, { seconds, connections: config.connections })
+	// From the first request on: the load generator's own start-up (a few hundred ms) is idle time for the server.
+	let cpu: (() => CpuUsage) | undefined
+	const onStarted = () => (cpu = startCpuMeter(server.target.pid, os.cpus().length))
+	const load = await runLoad(server.target.url, request, { seconds, connections: config.connections, onStarted })
+	if (!cpu) throw new Error('the load generator never said it started')
 	return {
 		load,
 		cpu: cpu(),

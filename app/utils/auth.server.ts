@@ -190,7 +190,13 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 		// With CLERK_JWT_KEY, verification makes no call: no deadline to keep.
 		const state = await (config.CLERK_JWT_KEY
 			? verification
-			: withinDeadline(verification, VERIFY_DEADLINE_MS, () => new SessionCannotBeVerified(`no answer within ${VERIFY_DEADLINE_MS} ms`)))
+			: withinDeadline(verification, VERIFY_DEADLINE_MS, () => {
+					// Clerk is still fetching its key list (it does not give up on a provider that does not
+					// answer): as when it could not, the next tokens wait for a fetch of ours rather than start one each.
+					const detail = `no answer within ${VERIFY_DEADLINE_MS} ms`
+					keysNotLoadedByClerk(detail)
+					return new SessionCannotBeVerified(detail)
+				}))
 		if (!state.isSignedIn) {
 			if (state.reason === KEYS_NOT_LOADED) {
 				keysNotLoadedByClerk(state.message ?? KEYS_NOT_LOADED)

@@ -30,8 +30,15 @@ export type LoadResult = {
 	latencyHistogram?: string
 }
 
-/** Drives `baseUrl` with autocannon in a worker thread for `seconds` at `connections`. */
-export function runLoad(baseUrl: string, request: LoadRequest, { seconds, connections }: { seconds: number; connections: number }) {
+/**
+ * Drives `baseUrl` with autocannon in a worker thread for `seconds` at `connections`. `onStarted` is
+ * called as the first requests leave, after the worker and autocannon have loaded.
+ */
+export function runLoad(
+	baseUrl: string,
+	request: LoadRequest,
+	{ seconds, connections, onStarted }: { seconds: number; connections: number; onStarted?: () => void },
+) {
 	const worker = new Worker(new URL('./load-worker.mjs', import.meta.url), {
 		workerData: {
 			url: baseUrl,
@@ -59,7 +66,10 @@ export function runLoad(baseUrl: string, request: LoadRequest, { seconds, connec
 		}
 		// autocannon stops by itself after `seconds`; this only catches a wedged worker.
 		const timer = setTimeout(() => finish(new Error(`load generator did not finish within ${seconds + 60} s`)), (seconds + 60) * 1000)
-		worker.once('message', (result: LoadResult) => finish(null, result))
+		worker.on('message', (message: { started: true } | { result: LoadResult }) => {
+			if ('started' in message) onStarted?.()
+			else finish(null, message.result)
+		})
 		worker.once('error', (error) => finish(error))
 		worker.once('exit', (code) => finish(new Error(`load generator exited with ${code} before reporting`)))
 	})

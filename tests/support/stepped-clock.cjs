@@ -1,10 +1,12 @@
 // Preloaded into a server under test (node --require): each SIGUSR2 steps this process's wall clock
-// back 30 s, as an NTP correction or a resumed VM does, while the database's clock goes on.
+// by TEST_CLOCK_STEP_S seconds (default -30: back, as an NTP correction or a resumed VM does), while
+// the database's clock and the test's go on. Timers are not moved: only what reads Date.
 const RealDate = Date
+const stepMs = Number(process.env.TEST_CLOCK_STEP_S ?? -30) * 1000
 let offsetMs = 0
 process.on('SIGUSR2', () => {
-	offsetMs -= 30_000
-	process.stdout.write(`test clock: stepped back to ${offsetMs / 1000} s\n`)
+	offsetMs += stepMs
+	process.stdout.write(`test clock: stepped ${offsetMs < 0 ? 'back' : 'ahead'} to ${offsetMs / 1000} s\n`)
 })
 class SteppedDate extends RealDate {
 	constructor(...args) {
