@@ -71,6 +71,38 @@ describe('configuration', () => {
 		}
 	})
 
+	test('an SMTP_URL password with a % that is no percent-encoding (50%off) is one line saying how to write it; encoded ones are read', () => {
+		for (const value of ['smtp://mailer:50%off@mail.example.com:587', 'smtps://50%@mail.example.com']) {
+			expect(problemsOf({ SMTP_URL: value }), value).toEqual([
+				'SMTP_URL: has a user or password that is not valid percent-encoding: write % as %25 (and @ : / as %40 %3A %2F)',
+			])
+		}
+		expect(problemsOf({ SMTP_URL: 'smtp://mailer:50%25off%40x@mail.example.com:587' })).toEqual([])
+	})
+
+	test('APP_URL is the site’s address alone: a path, query, fragment or user is one line; trailing slashes are dropped', () => {
+		for (const value of [
+			'https://callsheet.example.com/app',
+			'https://callsheet.example.com/app/',
+			'https://callsheet.example.com/?ref=1',
+			'https://callsheet.example.com?',
+			'https://callsheet.example.com/#top',
+			'https://ops:secret@callsheet.example.com',
+		]) {
+			expect(problemsOf({ APP_URL: value }), value).toEqual([
+				'APP_URL: must be the site’s address alone: scheme, host and port (e.g. https://app.example.com), with no path, query, fragment or user',
+			])
+		}
+		expect(parseEnv({ APP_URL: 'https://callsheet.example.com:8443//' }).APP_URL).toBe('https://callsheet.example.com:8443')
+	})
+
+	test('REDIS_URL names a server: redis:// alone is one line', () => {
+		expect(problemsOf({ REDIS_URL: 'redis://' })).toEqual([
+			'REDIS_URL: must be a URL starting with redis:// or rediss://, with a host and a numeric port if any (e.g. redis://127.0.0.1:6379)',
+		])
+		expect(problemsOf({ REDIS_URL: 'redis://:secret@cache.internal:6379/0' })).toEqual([])
+	})
+
 	test('SMTP_MAX_CONNECTIONS: 10 when unset, a number from 1 to 100 when set, else one line naming it', () => {
 		expect(parseEnv({}).SMTP_MAX_CONNECTIONS).toBe(10)
 		expect(parseEnv({ SMTP_MAX_CONNECTIONS: '3' }).SMTP_MAX_CONNECTIONS).toBe(3)
@@ -176,11 +208,13 @@ describe('configuration', () => {
 		expect(all).not.toContain('secretvalue')
 	})
 
-	test('ADMIN_USER_IDS written with spaces or semicolons inside an id stops start-up; commas with spaces around them are read', () => {
+	test('ADMIN_USER_IDS written with spaces, semicolons or quotes inside an id stops start-up; commas with spaces around them are read', () => {
 		expect(problemsOf({ ADMIN_USER_IDS: 'user_1; user_2' })).toEqual([
-			'ADMIN_USER_IDS: must be Clerk user ids separated by commas (e.g. user_2abc,user_2def), with no spaces or semicolons inside an id',
+			'ADMIN_USER_IDS: must be Clerk user ids separated by commas (e.g. user_2abc,user_2def), with no spaces, semicolons or quotes inside an id',
 		])
 		expect(problemsOf({ ADMIN_USER_IDS: 'user_1 user_2' })).toHaveLength(1)
+		// Quoted for a shell and passed on with the quotes (docker --env-file): an id that matches nobody.
+		for (const quoted of ['"user_1"', "'user_1','user_2'"]) expect(problemsOf({ ADMIN_USER_IDS: quoted }), quoted).toHaveLength(1)
 		expect([...parseEnv({ ADMIN_USER_IDS: ' user_1 , user_2,' }).ADMIN_USER_IDS]).toEqual(['user_1', 'user_2'])
 	})
 

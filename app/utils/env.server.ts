@@ -25,6 +25,23 @@ const urlWithScheme = (schemes: string[], example: string, { named = false } = {
 		},
 	)
 
+/** Only scheme, host and port: a trailing slash is dropped later, anything else after the host is refused. */
+function isOrigin(value: string) {
+	if (!URL.canParse(value)) return true // said by the scheme's own message
+	const url = new URL(value)
+	return /^\/*$/.test(url.pathname) && !/[?#]/.test(value) && url.username === '' && url.password === ''
+}
+
+function credentialsDecode(url: URL) {
+	try {
+		decodeURIComponent(url.username)
+		decodeURIComponent(url.password)
+		return true
+	} catch {
+		return false
+	}
+}
+
 // A mail address as operators write it: `local@host`, where the host may be a single label (the
 // contract's own defaults are `support@localhost` and `no-reply@localhost`), optionally with a display
 // name (`Callsheet <no-reply@callsheet.app>`). zod's email rule wants a dot in the domain: too strict here.
@@ -44,7 +61,13 @@ const schema = z.object({
 		.refine((value) => value === undefined || /^\d+$/.test(value), { message: 'must be a number (e.g. 3000)' })
 		.transform((value) => Number(value ?? 3000))
 		.refine((port) => port >= 0 && port <= 65535, { message: 'must be a port number between 0 and 65535' }),
-	APP_URL: urlWithScheme(['http:', 'https:'], 'https://app.example.com'),
+	// The site's origin: checkout's, the portal's and sign-in's return addresses are built on it, and
+	// the app serves from the root only. `…/app` sent customers to /app/account (404); a query or a
+	// fragment came out inside every return address (`?ref=1/pricing?…`).
+	APP_URL: urlWithScheme(['http:', 'https:'], 'https://app.example.com').refine((value) => value === undefined || isOrigin(value), {
+		message:
+			'must be the site’s address alone: scheme, host and port (e.g. https://app.example.com), with no path, query, fragment or user',
+	}),
 	DATABASE_URL: optional.refine((value) => value === undefined || URL.canParse(value), { message: NOT_A_DATABASE_URL }),
 	COMMIT_SHA: optional,
 	REGION: optional,
@@ -67,7 +90,11 @@ const schema = z.object({
 	STRIPE_SECRET_KEY: optional,
 	STRIPE_WEBHOOK_SECRET: optional,
 	STRIPE_API_URL: urlWithScheme(['http:', 'https:'], 'http://127.0.0.1:12111'),
-	SMTP_URL: urlWithScheme(['smtp:', 'smtps:'], 'smtp://user:pass@mail.example.com:587', { named: true }),
+	SMTP_URL: urlWithScheme(['smtp:', 'smtps:'], 'smtp://user:pass@mail.example.com:587', { named: true }).refine(
+		(value) => value === undefined || !URL.canParse(value) || credentialsDecode(new URL(value)),
+		// A literal % in a password (`50%off`) failed every contact with "URI malformed" when sending.
+		{ message: 'has a user or password that is not valid percent-encoding: write % as %25 (and @ : / as %40 %3A %2F)' },
+	),
 	// How many messages may be handed to the mail server at once (docs/decisions/0022): lower it for a
 	// relay that caps concurrent connections.
 	SMTP_MAX_CONNECTIONS: optional
@@ -82,12 +109,13 @@ const schema = z.object({
 			message: 'must be the number of proxy hops to trust (0, 1, 2, …)',
 		})
 		.transform((value) => Number(value ?? 0)),
-	REDIS_URL: urlWithScheme(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
+	REDIS_URL: urlWithScheme(['redis:', 'rediss:'], 'redis://127.0.0.1:6379', { named: true }),
 	// `npm run bench` and `npm run soak` measure the paths behind the limits, not the 429 path (see
 	// limitsRaisedForBench below). Not in .env.example: no deployment has a use for it.
 	BENCH_RAISE_LIMITS: optional,
-	// Comma-separated. An id with a space or ';' in it is a list written another way: one id that matches
-	// nobody would leave the deletion requests without an administrator, so it is refused at start-up.
+	// Comma-separated. An id with a space or ';' in it is a list written another way, and one in quotes
+	// was quoted for a shell (docker's --env-file passes quotes on): one id that matches nobody would
+	// leave the deletion requests without an administrator, so it is refused at start-up.
 	ADMIN_USER_IDS: optional
 		.transform(
 			(value) =>
@@ -98,8 +126,8 @@ const schema = z.object({
 						.filter(Boolean),
 				),
 		)
-		.refine((ids) => [...ids].every((id) => !/[\s;]/.test(id)), {
-			message: 'must be Clerk user ids separated by commas (e.g. user_2abc,user_2def), with no spaces or semicolons inside an id',
+		.refine((ids) => [...ids].every((id) => !/[\s;"']/.test(id)), {
+			message: 'must be Clerk user ids separated by commas (e.g. user_2abc,user_2def), with no spaces, semicolons or quotes inside an id',
 		}),
 })
 
