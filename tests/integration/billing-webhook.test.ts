@@ -37,6 +37,10 @@ const steppedClock = path.join(projectRoot, 'tests', 'support', 'stepped-clock.c
 // The webhook: who may call it, what it accepts, and how events take effect (once, newest wins).
 serveBillingApp()
 
+/** The note of signed deliveries refused (`bad-signature`), with their count. */
+const refusedSignatureNote =
+	/^billing: (\d+) signed webhook deliver(?:y|ies) refused since the last note \(400 bad-signature\): .*STRIPE_WEBHOOK_SECRET is not this endpoint's signing secret/
+
 describe('POST /api/billing/webhook', () => {
 	const webhookAt = (url: string, payload: string, header?: string) =>
 		fetch(`${url}/api/billing/webhook`, {
@@ -63,7 +67,9 @@ describe('POST /api/billing/webhook', () => {
 		expect(state).toMatchObject({ status: 'trialing', has_subscription: true, plan: 'team' })
 	}
 
-	test('a missing or wrong signature is 400 bad-signature and changes nothing', async () => {
+	test('a missing or wrong signature is 400 bad-signature and changes nothing; signed ones refused are noted once a minute, naming the secret', async () => {
+		expectServerLog(refusedSignatureNote)
+		const logFrom = app.output().length
 		const { userId, customer } = await subscribedUser()
 		const before = await status(userId)
 		expect(before).toMatchObject({ status: 'trialing', has_subscription: true })
@@ -84,6 +90,13 @@ describe('POST /api/billing/webhook', () => {
 			expect(await response.json()).toEqual({ error: expect.any(String), code: 'bad-signature' })
 		}
 		expect(await status(userId)).toEqual(before)
+		// Three refusals came with a signature header; the first is noted at once, the others wait for the next note.
+		const notes = app
+			.output()
+			.slice(logFrom)
+			.split('\n')
+			.flatMap((line) => refusedSignatureNote.exec(line)?.[1] ?? [])
+		expect(notes).toEqual(['1'])
 		// The same event, correctly signed, is what would have changed it.
 		expect((await standIns.stripe.deliver(event)).status).toBe(200)
 		expect(await status(userId)).toMatchObject({ status: 'canceled', has_subscription: false })
@@ -114,6 +127,7 @@ describe('POST /api/billing/webhook', () => {
 	})
 
 	test('with the signing secret but no STRIPE_SECRET_KEY, signatures are still checked, a signed event about a subscription is 503 until the key is set, one of an ignored kind 200', async () => {
+		expectServerLog(refusedSignatureNote)
 		const databaseUrl = await freshDatabaseUrl()
 		// A user who paid while the app had its key.
 		const userId = newClerkUserId()
@@ -359,6 +373,7 @@ describe('POST /api/billing/webhook', () => {
 	})
 
 	test('a stale signature timestamp is 400, and a huge payload is 413', async () => {
+		expectServerLog(refusedSignatureNote)
 		const { customer } = await subscribedUser()
 		const event = standIns.stripe.makeEvent('customer.subscription.updated', standIns.stripe.store.get(subscriptionIdFor(customer))!)
 		const stale = standIns.stripe.signEvent(event, { timestamp: Math.floor(Date.now() / 1000) - 3600 })

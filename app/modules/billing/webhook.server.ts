@@ -43,6 +43,25 @@ async function readSubscriptions(processor: Stripe, subscriptionId: string) {
 	return { toShow: subscriptionToShow(all), observedAt, wholeCustomer: true }
 }
 
+// A signing secret that is not this endpoint's (another endpoint's, the other mode's, the CLI's) refuses
+// every delivery, and no subscription is ever recorded: the processor's dashboard says so, our log said
+// nothing. Signed deliveries refused are noted when first seen, then at most once a minute with a count
+// (anyone can post a made-up signature; one without any is not noted).
+const SIGNATURE_NOTE_INTERVAL_MS = 60_000
+const refusedSignatures = { count: 0, loggedAt: 0 }
+
+function noteRefusedSignature() {
+	refusedSignatures.count++
+	const now = Date.now()
+	if (now - refusedSignatures.loggedAt < SIGNATURE_NOTE_INTERVAL_MS) return
+	console.warn(
+		`billing: ${refusedSignatures.count} signed webhook deliver${refusedSignatures.count === 1 ? 'y' : 'ies'} refused since the last note (400 bad-signature): ` +
+			"if they are the processor's, STRIPE_WEBHOOK_SECRET is not this endpoint's signing secret (the Dashboard's webhook endpoint, Signing secret)",
+	)
+	refusedSignatures.count = 0
+	refusedSignatures.loggedAt = now
+}
+
 /**
  * Verifies and applies one webhook delivery. Each event id takes effect once: the ledger row and the
  * effect commit in one transaction. The effect never trusts the event's copy or its order: the
@@ -55,7 +74,10 @@ export async function handleBillingWebhook(
 ): Promise<WebhookResult> {
 	const secret = env().STRIPE_WEBHOOK_SECRET
 	if (!secret) return { status: 'error', code: 'processor_not_configured' }
-	if (!hasValidWebhookSignature(rawBody, signature, secret)) return { status: 'error', code: 'bad-signature' }
+	if (!hasValidWebhookSignature(rawBody, signature, secret)) {
+		if (signature !== null) noteRefusedSignature()
+		return { status: 'error', code: 'bad-signature' }
+	}
 	// Judged after the signature, so a forged delivery is bad-signature whatever it declares. The processor
 	// always sends application/json; anything else is refused like every /api/* body (contract §2).
 	if (notJson) return { status: 'error', code: 'bad-body', detail: notJson }
