@@ -21,20 +21,32 @@ export type Limiter = {
 }
 
 let redis: Redis | undefined
+// A count takes well under a millisecond on a healthy Redis; a request waits at most this for one.
+const REDIS_COMMAND_TIMEOUT_MS = 1_000
 
 async function redisClient(url: string) {
 	// Loaded only when REDIS_URL is set.
 	const { Redis } = await import('ioredis')
 	if (redis) return redis
 	// No offline queue: a Redis outage must fail fast into the insurance limiter, not queue requests.
-	const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2_000, lazyConnect: false })
+	// A Redis that keeps its connection but does not answer (stopped, swapping, a dead peer behind a
+	// proxy) fails every command after commandTimeout: without it, every limited request waited for good.
+	const client = new Redis(url, {
+		enableOfflineQueue: false,
+		maxRetriesPerRequest: 1,
+		connectTimeout: 2_000,
+		commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+		lazyConnect: false,
+	})
 	// ioredis reconnects by itself and emits an error per failed attempt: note the outage once, and
 	// its end, since meanwhile each instance counts in its own memory (N instances allow N × the limit).
 	let down = false
 	client.on('error', (error: Error) => {
 		if (down) return
 		down = true
-		console.error(`rate limits: Redis unavailable (${error.message}); counting in this instance's memory until it is back`)
+		// A refused password never comes back by itself: say where to look.
+		const hint = /^(WRONGPASS|NOAUTH|NOPERM)/.test(error.message) ? " (check REDIS_URL's user and password)" : ''
+		console.error(`rate limits: Redis unavailable (${error.message})${hint}; counting in this instance's memory until it is back`)
 	})
 	client.on('ready', () => {
 		if (!down) return
@@ -50,17 +62,17 @@ let memoryNotedAt = 0
 let countedInMemory = 0
 
 /**
- * A request PostgreSQL did not count, counted in this instance's memory instead. Said in the log when
- * first seen and then at most once a minute while it lasts: meanwhile each instance counts on its own
- * (N instances allow N × the limit), which an operator should know. (Redis says it through its
- * connection events, above.)
+ * A request the shared store did not count, counted in this instance's memory instead. Said in the log
+ * when first seen and then at most once a minute while it lasts: meanwhile each instance counts on its
+ * own (N instances allow N × the limit), which an operator should know. (Redis also says when its
+ * connection goes and comes back, above; a Redis that does not answer says it only here.)
  */
-function noteCountedInMemory(cause?: string) {
+function noteCountedInMemory(store: string, cause?: string) {
 	countedInMemory++
 	const now = Date.now()
 	if (now - memoryNotedAt < MEMORY_NOTE_INTERVAL_MS) return
 	console.error(
-		`rate limits: PostgreSQL did not count ${countedInMemory} request(s) since the last note${cause ? ` (${cause})` : ''}; each instance counts in its own memory meanwhile`,
+		`rate limits: ${store} did not count ${countedInMemory} request(s) since the last note${cause ? ` (${cause})` : ''}; each instance counts in its own memory meanwhile`,
 	)
 	memoryNotedAt = now
 	countedInMemory = 0
@@ -68,12 +80,12 @@ function noteCountedInMemory(cause?: string) {
 
 type StoreBase = { keyPrefix: string; points: number; duration: number }
 
-/** The in-memory count the library falls back to when PostgreSQL fails to count: noted as above. */
-function noticedInsurance(base: StoreBase) {
+/** The in-memory count the library falls back to when the shared store fails to count: noted as above. */
+function noticedInsurance(base: StoreBase, store: string) {
 	const memory = new RateLimiterMemory(base)
 	const consume = memory.consume.bind(memory)
 	memory.consume = (...args: Parameters<RateLimiterMemory['consume']>) => {
-		noteCountedInMemory()
+		noteCountedInMemory(store)
 		return consume(...args)
 	}
 	return memory
@@ -107,7 +119,6 @@ const TABLE_CREATED_CONCURRENTLY = new Set(['42P07', '42710'])
 async function createStore(name: string, points: number, duration: number): Promise<[RateLimiterAbstract, string]> {
 	const base = { keyPrefix: `rl_${name}`, points, duration }
 	// If the shared store fails, count in memory rather than refuse every visitor or let all through.
-	const insuranceLimiter = new RateLimiterMemory(base)
 	const kind = storeKind()
 	if (kind === 'redis') {
 		const client = await redisClient(env().REDIS_URL!)
@@ -119,7 +130,7 @@ async function createStore(name: string, points: number, duration: number): Prom
 				client.once('ready', () => (clearTimeout(timer), resolve(undefined)))
 			})
 		}
-		return [new RateLimiterRedis({ ...base, storeClient: client, insuranceLimiter }), 'redis']
+		return [new RateLimiterRedis({ ...base, storeClient: client, insuranceLimiter: noticedInsurance(base, 'Redis') }), 'redis']
 	}
 	const statements = postgresStatements()
 	if (statements) {
@@ -138,7 +149,7 @@ async function createStore(name: string, points: number, duration: number): Prom
 						tableName: RATE_LIMITS_TABLE,
 						// Expired rows are swept on Prisma's pool, not on the shared connection (rate-limit-cleanup.server.ts).
 						clearExpiredByTimeout: false,
-						insuranceLimiter: noticedInsurance(base),
+						insuranceLimiter: noticedInsurance(base, 'PostgreSQL'),
 					},
 					(error?: Error) => (error ? reject(error) : resolve(created)),
 				)
@@ -180,7 +191,7 @@ function lazyStore(name: string, points: number, durationSeconds: number) {
 			ready = await store
 			return ready
 		} catch (error) {
-			noteCountedInMemory((error as Error).message)
+			noteCountedInMemory(storeKind() === 'redis' ? 'Redis' : 'PostgreSQL', (error as Error).message)
 			fallback ??= new RateLimiterMemory({ keyPrefix: `rl_${name}`, points, duration: durationSeconds })
 			return [fallback, 'memory']
 		}

@@ -56,7 +56,7 @@ describe('Redis store (REDIS_URL)', () => {
 	})
 
 	test.runIf(redisAvailable)('Redis going away and coming back: the contact form keeps working, and the log says both, once', async () => {
-		expectServerLog(/^rate limits: Redis unavailable /)
+		expectServerLog(/^rate limits: Redis unavailable /, /^rate limits: Redis did not count \d+ request\(s\) since the last note;/)
 		let redis = await startTestRedis()
 		const port = Number(new URL(redis.url).port)
 		const app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), SMTP_URL: sink.url, TRUST_PROXY: '1', REDIS_URL: redis.url })
@@ -76,6 +76,50 @@ describe('Redis store (REDIS_URL)', () => {
 			await redis.stop()
 		}
 	})
+})
+
+describe('Redis that keeps its connections but does not answer (REDIS_URL)', () => {
+	test.runIf(hasRedis())(
+		'limited requests still answer: each counted in memory after a second, said in the log, and Redis counts again when it answers',
+		async () => {
+			expectServerLog(
+				/^rate limits: Redis did not count 1 request\(s\) since the last note; each instance counts in its own memory meanwhile$/,
+			)
+			const redis = await startTestRedis()
+			const app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), SMTP_URL: sink.url, TRUST_PROXY: '1', REDIS_URL: redis.url })
+			try {
+				expect((await postJson(`${app.url}/api/contact`, valid, { 'X-Forwarded-For': uniqueIp() })).status).toBe(200)
+				redis.freeze()
+				// Within the client's patience (it waited for good before), and still limited.
+				const ip = uniqueIp()
+				const answered = await Promise.all(
+					Array.from({ length: 7 }, () =>
+						fetch(`${app.url}/api/contact`, {
+							method: 'POST',
+							headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': ip },
+							body: JSON.stringify(valid),
+							signal: AbortSignal.timeout(10_000),
+						}),
+					),
+				)
+				expect(answered.map((response) => response.status).sort()).toEqual([200, 200, 200, 200, 200, 429, 429])
+				await until(() => /^rate limits: Redis did not count/m.test(app.output()), 5_000, 'the note')
+				redis.thaw()
+				// Answering again, Redis counts: five slots of a new visitor are in it.
+				const again = uniqueIp()
+				for (let i = 0; i < 5; i++) expect((await postJson(`${app.url}/api/contact`, valid, { 'X-Forwarded-For': again })).status).toBe(200)
+				const client = new Redis(redis.url)
+				const slots = await Promise.all([0, 1, 2, 3, 4].map((slot) => client.exists(`rl_contact:${again}#${slot}`)))
+				client.disconnect()
+				expect(slots).toEqual([1, 1, 1, 1, 1])
+			} finally {
+				redis.thaw()
+				await app.stop()
+				await redis.stop()
+			}
+		},
+		60_000,
+	)
 })
 
 describe('the database store on PostgreSQL', () => {

@@ -8,7 +8,12 @@ export function hasRedis() {
 }
 
 /** A throwaway redis-server on a loopback port with no persistence, stopped by the returned function. */
-export async function startTestRedis({ port: chosenPort }: { port?: number } = {}): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function startTestRedis({ port: chosenPort }: { port?: number } = {}): Promise<{
+	url: string
+	stop: () => Promise<void>
+	freeze: () => void
+	thaw: () => void
+}> {
 	const port = chosenPort ?? (await freePort())
 	const child = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
 		stdio: 'ignore',
@@ -32,5 +37,8 @@ export async function startTestRedis({ port: chosenPort }: { port?: number } = {
 		stop: async () => {
 			child.kill('SIGKILL')
 		},
+		// Stopped, not ended: its connections stay open and nothing answers on them.
+		freeze: () => void child.kill('SIGSTOP'),
+		thaw: () => void child.kill('SIGCONT'),
 	}
 }
