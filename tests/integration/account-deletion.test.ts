@@ -266,6 +266,33 @@ describe('when the database misbehaves', () => {
 		}
 	})
 
+	test('db-error, not table_missing, when the deletion table is there and its audit trail’s is not; the retry stores once it is back', async () => {
+		expectServerLog(/^account-deletion: storing the request of user \S+ failed: /)
+		const url = await freshDatabaseUrl()
+		const userId = userWithEmail('owner@example.com')
+		const rename = (from: string, to: string) =>
+			withDatabase(url, (prisma) => prisma.$executeRawUnsafe(`ALTER TABLE "${from}" RENAME TO "${to}"`))
+		await rename('DeletionRequestEvent', 'DeletionRequestEventAway')
+		// The embedded database is one process's: the app stops while the table is put back.
+		let isolated = await startApp({ DATABASE_URL: url, ...standIns.env })
+		try {
+			const response = await fileRequest(isolated, userId, { confirmEmail: 'owner@example.com' })
+			expect(response.status).toBe(500)
+			expect(await response.json()).toEqual({ error: expect.any(String), code: 'db-error' })
+		} finally {
+			await isolated.stop()
+		}
+		await rename('DeletionRequestEventAway', 'DeletionRequestEvent')
+		isolated = await startApp({ DATABASE_URL: url, ...standIns.env })
+		try {
+			const retried = await fileRequest(isolated, userId, { confirmEmail: 'owner@example.com' })
+			expect(retried.status).toBe(200)
+			expect(await retried.json()).toMatchObject({ ok: true, saved: true })
+		} finally {
+			await isolated.stop()
+		}
+	})
+
 	test('db-error: a failing write answers 500 and nothing is half-written', async () => {
 		expectServerLog(/^account-deletion: storing the request of user \S+ failed: /)
 		const url = await freshDatabaseUrl()

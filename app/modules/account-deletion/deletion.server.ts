@@ -27,10 +27,26 @@ export type DeletionResult =
 	| { status: 'error'; code: 'email-mismatch' | 'unauthorized' | 'identity-provider-unavailable' | 'db-error'; detail?: string }
 	| { status: 'error'; code: 'rate-limited'; retryAfterSeconds: number }
 
-// Prisma reports a missing table as P2021; a prepared read gets PostgreSQL's own 42P01.
-function isMissingTable(error: unknown) {
-	return (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2021') || sqlStateOf(error) === '42P01'
+/** One log line: Prisma's messages run over several ("Invalid `prisma.….create()` invocation:" and the cause). */
+function noteStoringFailed(user: AppUser, error: unknown) {
+	const message = (error as Error).message.replace(/\s*\n\s*/g, ' ').trim()
+	console.error(`account-deletion: storing the request of user ${user.id} failed: ${message}`)
 }
+
+/**
+ * The deletion table is not there (contract: `table_missing`). Prisma reports a missing table as P2021,
+ * a prepared read PostgreSQL's own 42P01; either names the table. Another one missing (the audit
+ * trail's, the users') is a database fault like any other: 500 db-error, to retry once it is mended.
+ */
+function isMissingTable(error: unknown) {
+	let said: unknown
+	if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2021') said = error.meta?.table ?? error.message
+	else if (sqlStateOf(error) === '42P01') said = (error as Error).message
+	else return false
+	// `public.DeletionRequest`, `relation "DeletionRequest" does not exist`, "The table `public.DeletionRequest` does not exist…"
+	return MISSING_TABLE_NAME.exec(String(said))?.[1] === 'DeletionRequest'
+}
+const MISSING_TABLE_NAME = /([A-Za-z_][A-Za-z0-9_]*)["`]?(?:\s+does not exist|$)/
 
 function isUniqueViolation(error: unknown) {
 	return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002'
@@ -200,7 +216,7 @@ async function fileAgain(user: AppUser, pending: PendingFiling, reason: string |
 		kept = await keepReason(user, pending, reason)
 	} catch (error) {
 		if (isMissingTable(error)) return { status: 'table-missing' }
-		console.error(`account-deletion: storing the request of user ${user.id} failed: ${(error as Error).message}`)
+		noteStoringFailed(user, error)
 		return { status: 'error', code: 'db-error' }
 	}
 	return kept.status === 'closed' ? null : answerOf(kept)
@@ -279,7 +295,7 @@ export async function fileDeletionRequest(
 		// Nothing was filed either way: the point goes back (the page answers table-missing with a 503).
 		await refund()
 		if (isMissingTable(error)) return { status: 'table-missing' }
-		console.error(`account-deletion: storing the request of user ${user.id} failed: ${(error as Error).message}`)
+		noteStoringFailed(user, error)
 		return { status: 'error', code: 'db-error' }
 	}
 }
