@@ -73,6 +73,21 @@ describe('POST /api/account/delete-request', () => {
 		expect(await primary.json()).toMatchObject({ ok: true, saved: true })
 	})
 
+	test('the address with an invisible character or a full-width letter in its domain is 400 email-mismatch, though a domain’s conversion to ASCII would drop or fold them', async () => {
+		const userId = userWithEmail('ann@example.com')
+		for (const typed of [
+			'ann@exa\u200bmple.com',
+			'ann@example.com\u00ad',
+			'ann@exam\ufeffple.com',
+			'ann@exam\u2060ple.com',
+			'ann@\uff45xample.com',
+		]) {
+			const response = await fileRequest(app, userId, { confirmEmail: typed })
+			expect(response.status, JSON.stringify(typed)).toBe(400)
+			expect(await response.json()).toMatchObject({ code: 'email-mismatch' })
+		}
+	})
+
 	test('a different email is 400 email-mismatch', async () => {
 		const userId = userWithEmail('owner@example.com')
 		const response = await fileRequest(app, userId, { confirmEmail: 'someone.else@example.com' })

@@ -9,12 +9,22 @@
 export function withAsciiDomain(address: string) {
 	const at = address.lastIndexOf('@')
 	const domain = address.slice(at + 1)
-	if (at < 1 || !/[^\x00-\x7f]/.test(domain) || /[\s:/?#[\]@\\%]/.test(domain)) return address
+	if (at < 1 || !/[^\x00-\x7f]/.test(domain) || /[\s:/?#[\]@\\%]/.test(domain) || takenApart(domain)) return address
 	try {
 		return address.slice(0, at + 1) + new URL(`http://${domain}`).hostname
 	} catch {
 		return address
 	}
+}
+
+/**
+ * The domain holds what the conversion to ASCII would drop or fold away: invisible characters (a zero
+ * width space, a soft hyphen, a byte order mark, a word joiner) or compatibility forms (full-width
+ * letters). `ann@exa\u200bmple.com` came out as `ann@example.com`, so it confirmed that account's
+ * deletion: such a domain is kept as typed, and then matches no address (and is no valid one).
+ */
+function takenApart(domain: string) {
+	return /\p{Default_Ignorable_Code_Point}/u.test(domain) || domain.normalize('NFKC') !== domain.normalize('NFC')
 }
 
 /**
