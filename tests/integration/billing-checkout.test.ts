@@ -494,6 +494,21 @@ describe('POST /api/billing/portal', () => {
 		expect(standIns.stripe.store.get(sessionIdOf(url), 'billing_portal.session')).toMatchObject({ configuration: managed.id })
 	})
 
+	test('more than 30 portal sessions a minute by one user are 429 with Retry-After; other users are unaffected', async () => {
+		const userId = newClerkUserId()
+		await checkout(userId, { plan: 'team' })
+		const portal = (user: string) => postJson(`${app.url}/api/billing/portal`, {}, auth(user))
+		const statuses: number[] = []
+		for (let i = 0; i < 31; i++) statuses.push((await portal(userId)).status)
+		expect(statuses).toEqual([...Array(30).fill(200), 429])
+		const limited = await portal(userId)
+		expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+		expect(await limited.json()).toMatchObject({ code: 'rate-limited' })
+		const other = newClerkUserId()
+		await checkout(other, { plan: 'team' })
+		expect((await portal(other)).status).toBe(200)
+	})
+
 	test("the account page's Manage billing opens the same portal configuration", async () => {
 		const { userId } = await subscribedUser('solo')
 		const response = await postForm(`${app.url}/account`, { intent: 'portal' }, { ...auth(userId), Origin: app.url })
