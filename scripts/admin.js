@@ -22,7 +22,11 @@ if (!['list', 'process', 'withdraw', 'history'].includes(command)) {
 const build = await import(path.join(projectRoot, 'build/server/index.js'))
 const entry = build.entry.module
 try {
-	await entry.startServices({ projectRoot, quiet: true })
+	const { database } = await entry.startServices({ projectRoot, quiet: true })
+	// Which database was read: without DATABASE_URL (or with one of another scheme) it is the embedded
+	// one in ./data/pglite, made empty if it was not there, where "No pending deletion requests" would
+	// mislead. On stderr, so that what the commands print stays theirs.
+	console.error(`database: ${database}`)
 } catch (error) {
 	console.error(`Cannot open the database: ${error.message}`)
 	process.exit(1)

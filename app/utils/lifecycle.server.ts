@@ -20,7 +20,7 @@ export async function startServices({ projectRoot, quiet = false }: { projectRoo
 	// server listens, keeps that work (~35 MB and a short spike, decision 0012) off the first
 	// signed-in request and out of the peak under load.
 	await db().user.findFirst({ select: { id: true } })
-	return { config, databaseKind: connection.kind }
+	return { config, databaseKind: connection.kind, database }
 }
 
 export async function stopServices() {

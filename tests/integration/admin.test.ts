@@ -336,6 +336,9 @@ describe('npm run admin', () => {
 			const list = admin('list')
 			expect(list.status).toBe(0)
 			expect(list.stdout).toContain(requestId)
+			// Which database it read, on stderr (an unset DATABASE_URL would be an empty embedded one).
+			expect(list.stderr).toMatch(inject('databaseKind') === 'embedded' ? /^database: embedded \(PGlite\) in /m : /^database: PostgreSQL /m)
+			expect(list.stdout).not.toContain('database:')
 			const processed = admin('process', requestId, '--as', 'ops@example.com')
 			expect(processed.stdout + processed.stderr).toContain(`Processed ${requestId} as ops@example.com`)
 			expect(processed.status).toBe(0)

@@ -11,6 +11,11 @@ describe('the database named in the start-up log', () => {
 		expect(describeUrl('postgresql://db.internal/callsheet')).toBe('PostgreSQL db.internal:5432/callsheet')
 	})
 
+	test('a server named in the query (a Unix socket, as libpq and pg take it) is the one named', () => {
+		expect(describeUrl('postgres:///callsheet?host=/run/postgresql&port=5433')).toBe('PostgreSQL /run/postgresql:5433/callsheet')
+		expect(describeUrl('postgres://app@db.internal/callsheet?host=/tmp')).toBe('PostgreSQL /tmp:5432/callsheet')
+	})
+
 	test.each(['postgres://app:2024/s3cret@db/callsheet', 'postgres://app:/Xk9s3cret@db/callsheet', 'postgres://app:a/b@c:d@db/s3cret'])(
 		'a password a URL parser splits or cannot read (%s) is not shown at all',
 		(url) => {

@@ -54,5 +54,8 @@ export function describeDatabase(target: DatabaseTarget, cwd = process.cwd()): s
 	// path (`postgres://app:2024/s3cret@db/x`): then nothing of it is shown.
 	const readable = url && /^\/[^/@:]*$/.test(url.pathname) && !url.hostname.includes('@')
 	if (!readable) return 'PostgreSQL (DATABASE_URL not shown: it does not read as user:password@host:port/database)'
-	return `PostgreSQL ${url.hostname || 'localhost'}:${url.port || 5432}${url.pathname}`
+	// libpq's and pg's query parameters name the server too: `postgres:///app?host=/run/postgresql&port=5433`.
+	const host = url.searchParams.get('host') || url.hostname || 'localhost'
+	const port = url.searchParams.get('port') || url.port || 5432
+	return `PostgreSQL ${host}:${port}${url.pathname}`
 }
