@@ -38,3 +38,12 @@ export function sourcesNewerThanBuild(projectRoot) {
 	}
 	return newer
 }
+
+/**
+ * What start-up and the operator scripts say of a build older than its sources.
+ *
+ * @param {string[]} newer
+ */
+export function staleBuildWarning(newer) {
+	return `warning: the build is older than ${newer.length} source file(s) (${newer.slice(0, 3).join(', ')}): run npm run build, then restart, to serve them`
+}

@@ -1,5 +1,5 @@
 import { execSync } from 'node:child_process'
-import { sourcesNewerThanBuild } from './build-freshness.js'
+import { sourcesNewerThanBuild, staleBuildWarning } from './build-freshness.js'
 
 // `npm start` (and the operator scripts) on a fresh clone have no build yet: make one, so the quick
 // start stays two commands. An existing build is never replaced here: a server may be serving it
@@ -9,8 +9,7 @@ const newer = sourcesNewerThanBuild(process.cwd())
 if (newer === null) {
 	console.log('No build found: building once (npm run build)…')
 	execSync('npm run build', { stdio: 'inherit', env: { ...process.env, NODE_ENV: 'production' } })
-} else if (newer.length > 0) {
-	console.warn(
-		`warning: the build is older than ${newer.length} source file(s) (${newer.slice(0, 3).join(', ')}): run npm run build, then restart, to serve them`,
-	)
+} else if (newer.length > 0 && !process.argv.includes('--build-only')) {
+	// npm start passes --build-only: the server says it itself, as it does when started without npm.
+	console.warn(staleBuildWarning(newer))
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { SERVER_BUILD, sourcesNewerThanBuild, staleBuildWarning } from '../scripts/build-freshness.js'
 import { createAppServer } from './app-server.js'
 import { createStaticFiles } from './static-files.js'
 
@@ -40,7 +41,17 @@ process.on('unhandledRejection', (reason) => {
 	console.error(`process: a rejected promise went unhandled (${stopping ? 'while stopping' : 'kept serving'}): ${where}`)
 })
 
-const build = await import(path.join(projectRoot, 'build/server/index.js'))
+// Started without `npm start` (the command under README "Memory", in a unit file or a container), no
+// build was made and none was checked: say so in one line rather than with a module loader's stack,
+// and warn of an old build as npm start does.
+const newer = sourcesNewerThanBuild(projectRoot)
+if (newer === null) {
+	console.error(`Start-up failed: there is no build (${SERVER_BUILD}): run npm run build first (npm start builds once by itself)`)
+	process.exit(1)
+}
+if (newer.length > 0) console.warn(staleBuildWarning(newer))
+
+const build = await import(path.join(projectRoot, SERVER_BUILD))
 const entry = build.entry.module
 
 // A stop asked for while starting (a deploy rolled back, a supervisor's restart) waits for start-up to
