@@ -411,6 +411,9 @@ export function createAppServer({ getBuild, serveStatic, mode, viteMiddleware })
 			// A connection whose answer had gone out before the stop (a stream) is closed once it is idle.
 			server.closeIdleConnections()
 		}
+		// Cut off: their clients see a closed connection and the request log a 499 ("the client left"),
+		// so the reason is said once here.
+		if (inFlight > 0) console.error(`stopping: ${inFlight} request(s) still running after ${graceMs / 1000} s were cut off`)
 		server.closeAllConnections()
 		await closed
 		log.flush()

@@ -6,6 +6,7 @@ import { describe, expect, inject, test } from 'vitest'
 import { startStandIns } from '../mocks/serve-all.ts'
 import { spawnProductionServer, startApp } from '../support/app-server.ts'
 import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
+import { expectServerLog } from '../support/fail-on-server-error.ts'
 import { within, until } from '../support/deadline.ts'
 import { postJson } from '../support/http.ts'
 import { externalIPv4 } from '../support/network.ts'
@@ -133,6 +134,30 @@ describe('graceful shutdown, on a keep-alive connection', () => {
 			await standIns.close()
 		}
 	})
+})
+
+describe('graceful shutdown, when a request outlasts the grace', () => {
+	test('a request still running after 10 s is cut off, and the log says so (its request line reads 499, the client left)', async () => {
+		expectServerLog(/^stopping: 1 request\(s\) still running after 10 s were cut off$/)
+		const standIns = await startStandIns()
+		const app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...standIns.env })
+		try {
+			// A first checkout makes three calls to the processor (price, customer, session): 4 s each.
+			standIns.stripe.setLatency(4_000)
+			const id = newClerkUserId()
+			const checkout = postJson(`${app.url}/api/billing/checkout`, { plan: 'solo' }, sessionHeaders(standIns.clerk, id)).catch(
+				(error: Error) => error,
+			)
+			await until(() => standIns.stripe.requests.length > 0, 10_000, 'the checkout taken in')
+			expect(await app.stop()).toBe(0)
+			expect(await checkout).toBeInstanceOf(Error) // no answer: the connection was closed
+			expect(app.errorOutput()).toMatch(/^stopping: 1 request\(s\) still running after 10 s were cut off$/m)
+		} finally {
+			standIns.stripe.setLatency(0)
+			await app.stop()
+			await standIns.close()
+		}
+	}, 40_000)
 })
 
 /** `npm <args>` as a person runs it, in a process group of its own so that whatever it leaves behind can be stopped. */
