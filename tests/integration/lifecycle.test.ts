@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
+import pg from 'pg'
 import { describe, expect, inject, test } from 'vitest'
 import { startStandIns } from '../mocks/serve-all.ts'
 import { spawnProductionServer, startApp } from '../support/app-server.ts'
@@ -342,6 +343,32 @@ describe.runIf(inject('databaseKind') === 'postgres')('start-up on PostgreSQL', 
 			for (const migration of migrations) expect(migration.finished_at).not.toBeNull()
 		} finally {
 			await Promise.all([first.stop(), second.stop()])
+		}
+	}, 120_000)
+
+	test("an instance waiting for another's migration says so, and serves once that one is done", async () => {
+		const name = `waiting_${Date.now()}`
+		await createDatabase(inject('postgresAdminUrl'), name)
+		const databaseUrl = inject('postgresAdminUrl').replace(/\/postgres$/, `/${name}`)
+		// Another instance migrating: it holds the app's migration lock.
+		const other = new pg.Client({ connectionString: databaseUrl })
+		await other.connect()
+		await other.query('SELECT pg_advisory_lock(20261122)')
+		const server = spawnProductionServer({ DATABASE_URL: databaseUrl, PORT: String(await freePort()) })
+		let output = ''
+		server.stdout!.on('data', (chunk) => (output += chunk))
+		server.stderr!.on('data', (chunk) => (output += chunk))
+		const closed = new Promise((resolve) => server.once('close', resolve))
+		try {
+			await until(() => output.includes("database: waiting for another instance's migration to finish"), 30_000, 'the wait said')
+			expect(output).not.toMatch(/serving on/)
+			await other.query('SELECT pg_advisory_unlock(20261122)')
+			await until(() => /serving on http:\/\/localhost:\d+/.test(output), 60_000, 'serving')
+			expect(output).toMatch(/database: applying \d+ migration\(s\)/)
+		} finally {
+			await other.end()
+			server.kill('SIGTERM')
+			await closed
 		}
 	}, 120_000)
 

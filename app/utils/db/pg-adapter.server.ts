@@ -122,8 +122,13 @@ export async function withMigrationLock<T>(pool: pg.Pool, work: () => Promise<T>
 	let reusable = true
 	try {
 		await client.query(`SET statement_timeout = '180s'`)
-		// Waiting for another instance's migration is the one query allowed to take long.
-		await client.query({ text: 'SELECT pg_advisory_lock($1)', values: [MIGRATION_LOCK_KEY], query_timeout: 190_000 } as pg.QueryConfig)
+		// Waiting for another instance's migration is the one query allowed to take long; said first, or
+		// a start-up waiting minutes for it looked hung.
+		const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [MIGRATION_LOCK_KEY])
+		if (!rows[0]?.locked) {
+			console.log(`database: waiting for another instance's migration to finish (advisory lock ${MIGRATION_LOCK_KEY})`)
+			await client.query({ text: 'SELECT pg_advisory_lock($1)', values: [MIGRATION_LOCK_KEY], query_timeout: 190_000 } as pg.QueryConfig)
+		}
 		try {
 			return await work()
 		} finally {
