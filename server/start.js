@@ -12,6 +12,13 @@ import { createStaticFiles } from './static-files.js'
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 process.chdir(projectRoot)
 process.env.NODE_ENV ??= 'production'
+// Set by hand (a unit file, a container's environment): the production server serves, but React takes
+// its development build, and HSTS is not sent. (Another value, such as staging, start-up notes later.)
+if (process.env.NODE_ENV === 'development' || process.env.NODE_ENV === 'test') {
+	console.warn(
+		`warning: NODE_ENV=${process.env.NODE_ENV} under the production server: React renders with its slower development build and HSTS is not sent. Unset it, or set NODE_ENV=production (npm run dev is the development server).`,
+	)
+}
 
 // Configuration comes from the environment only (a deployment's, a container's); a newcomer who
 // copied .env.example to .env would otherwise wonder why nothing in it applies.

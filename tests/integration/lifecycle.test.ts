@@ -137,6 +137,20 @@ describe('graceful shutdown, on a keep-alive connection', () => {
 	})
 })
 
+describe('NODE_ENV set by hand under the production server', () => {
+	test('development: start-up warns what it costs, and the server serves', async () => {
+		const app = await startApp({ DATABASE_URL: await freshDatabaseUrl(), NODE_ENV: 'development' })
+		try {
+			expect(app.errorOutput().slice(0, app.startupErrorLength)).toMatch(
+				/^warning: NODE_ENV=development under the production server: React renders with its slower development build and HSTS is not sent\./m,
+			)
+			expect((await fetch(`${app.url}/api/health`)).status).toBe(200)
+		} finally {
+			await app.stop()
+		}
+	})
+})
+
 describe('graceful shutdown, when a request outlasts the grace', () => {
 	test('a request still running after 10 s is cut off, and the log says so (its request line reads 499, the client left)', async () => {
 		expectServerLog(/^stopping: 1 request\(s\) still running after 10 s were cut off$/)
