@@ -15,7 +15,7 @@ export async function startServices({ projectRoot, quiet = false }: { projectRoo
 		throw new Error(`database (${database}): ${error.message}`, { cause: error })
 	})
 	if (!quiet) console.log(`database: ${database}`)
-	if (!quiet) console.log(`rate limits: ${limitsStoreInWords()}`)
+	if (!quiet) console.log(`rate limits: ${await limitsStoreInWords()}`)
 	// Prisma compiles queries in WebAssembly, loaded on its first query. Loading it here, before the
 	// server listens, keeps that work (~35 MB and a short spike, decision 0012) off the first
 	// signed-in request and out of the peak under load.

@@ -94,9 +94,25 @@ function noticedInsurance(base: StoreBase, store: string) {
 /**
  * Where the limits are counted, for the start-up log (after the database is open): an operator running
  * several instances sees whether they share their limits. Never the Redis URL, which can hold a password.
+ * Redis is connected to here, so that the line says whether it answered: it said "shared" of a Redis
+ * that was down or refused the password, until a first request found out.
  */
-export function limitsStoreInWords(): string {
-	return STORE_IN_WORDS[storeKind()]
+export async function limitsStoreInWords(): Promise<string> {
+	const kind = storeKind()
+	if (kind === 'redis' && !(await redisReady(await redisClient(env().REDIS_URL!))))
+		return 'to be counted in Redis (REDIS_URL), which has not answered yet: until it does, each instance counts in its own memory (N instances allow N × the limit)'
+	return STORE_IN_WORDS[kind]
+}
+
+/** Whether the connection is ready, waiting for it briefly (it may still be connecting). */
+async function redisReady(client: Redis) {
+	if (client.status === 'ready') return true
+	await new Promise((resolve) => {
+		const timer = setTimeout(resolve, 2_000)
+		client.once('ready', () => (clearTimeout(timer), resolve(undefined)))
+	})
+	// Read again after the wait (TypeScript narrowed it above).
+	return (client.status as string) === 'ready'
 }
 
 type StoreKind = 'redis' | 'postgres' | 'memory'
@@ -124,12 +140,7 @@ async function createStore(name: string, points: number, duration: number): Prom
 		const client = await redisClient(env().REDIS_URL!)
 		// Until the connection is ready every command fails over to the insurance limiter, which would
 		// count a start-up burst apart from Redis: wait for it (briefly) before the first count.
-		if (client.status !== 'ready') {
-			await new Promise((resolve) => {
-				const timer = setTimeout(resolve, 2_000)
-				client.once('ready', () => (clearTimeout(timer), resolve(undefined)))
-			})
-		}
+		await redisReady(client)
 		return [new RateLimiterRedis({ ...base, storeClient: client, insuranceLimiter: noticedInsurance(base, 'Redis') }), 'redis']
 	}
 	const statements = postgresStatements()
