@@ -1,4 +1,4 @@
-import { useState, type InputHTMLAttributes, type ReactNode, type TextareaHTMLAttributes } from 'react'
+import { forwardRef, useEffect, useRef, useState, type InputHTMLAttributes, type ReactNode, type TextareaHTMLAttributes } from 'react'
 import { useHydrated } from '#app/utils/hydrated.ts'
 
 type Common = { name: string; label: string; error?: string; hint?: ReactNode }
@@ -35,15 +35,25 @@ export function TextField({ name, label, error, hint, ...input }: Common & Input
 	)
 }
 
-export function TextAreaField({ name, label, error, hint, ...area }: Common & TextareaHTMLAttributes<HTMLTextAreaElement>) {
+export const TextAreaField = forwardRef<HTMLTextAreaElement, Common & TextareaHTMLAttributes<HTMLTextAreaElement>>(function TextAreaField(
+	{ name, label, error, hint, ...area },
+	ref,
+) {
 	return (
 		<div className="field">
 			<label htmlFor={name}>{label}</label>
-			<textarea id={name} name={name} aria-invalid={error ? true : undefined} aria-describedby={describedBy(name, error, hint)} {...area} />
+			<textarea
+				ref={ref}
+				id={name}
+				name={name}
+				aria-invalid={error ? true : undefined}
+				aria-describedby={describedBy(name, error, hint)}
+				{...area}
+			/>
 			<Messages name={name} error={error} hint={hint} />
 		</div>
 	)
-}
+})
 
 const count = (n: number) => n.toLocaleString('en-US')
 
@@ -61,9 +71,16 @@ export function CountedTextAreaField({
 	Omit<TextareaHTMLAttributes<HTMLTextAreaElement>, 'maxLength' | 'defaultValue'> & { maxLength: number; defaultValue?: string }) {
 	const [length, setLength] = useState((defaultValue ?? '').length)
 	const hydrated = useHydrated()
+	// The field may already hold more than defaultValue once the page hydrates: text the browser put
+	// back on Back (form restoration) or typed before the scripts ran. Neither fires onChange.
+	const area = useRef<HTMLTextAreaElement>(null)
+	useEffect(() => {
+		if (area.current) setLength(area.current.value.length)
+	}, [])
 	return (
 		<TextAreaField
 			{...field}
+			ref={area}
 			maxLength={maxLength}
 			defaultValue={defaultValue}
 			hint={hydrated ? `${count(length)} of ${count(maxLength)} characters` : `Up to ${count(maxLength)} characters`}
