@@ -10,8 +10,11 @@ type Props = {
 	currentIn: Interval | null
 	/** A subscriber manages their plan in the portal (the button above the plans) instead of subscribing again. */
 	subscribed: boolean
-	/** False while the user's account is due to be deleted: no new subscription is offered. */
-	startable: boolean
+	/**
+	 * Why no new subscription is offered, said in place of the plan's button (the account is due to be
+	 * deleted, paid plans cannot be started here); null when one is.
+	 */
+	notStartable: string | null
 	/** A billing form of the page is on its way: every plan's button waits. */
 	busy: boolean
 	/** This plan's own form is the one on its way (with JavaScript): its button says so. */
@@ -27,10 +30,10 @@ export function priceLabel(plan: PlanDetails, interval: Interval) {
 
 const BILLED: Record<Interval, string> = { month: 'monthly', year: 'yearly' }
 
-export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, startable, busy, opening, action }: Props) {
+export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, notStartable, busy, opening, action }: Props) {
 	const headingId = `plan-${plan.id}`
 	// A trial is offered only where the plan can be started: not beside "not available" on every card.
-	const trial = trialOffered && plan.trialDays > 0 && startable && !subscribed
+	const trial = trialOffered && plan.trialDays > 0 && notStartable === null && !subscribed
 	const billed = BILLED[interval]
 	const isCurrent = currentIn === interval
 	const free = plan.monthlyPrice === 0
@@ -73,8 +76,8 @@ export function PlanCard({ plan, interval, trialOffered, currentIn, subscribed, 
 						{`You have ${plan.name} billed ${BILLED[currentIn]}. To be billed ${billed} instead, use Manage billing, above.`}
 					</p>
 				) : null
-			) : !startable ? (
-				<p className="plan__action field__hint">Not available while your account is due to be deleted.</p>
+			) : notStartable ? (
+				<p className="plan__action field__hint">{notStartable}</p>
 			) : (
 				<Form method="post" action={action}>
 					<input type="hidden" name="intent" value="checkout" />

@@ -9,7 +9,7 @@ import { keepAccountHref } from '#app/utils/contact-href.ts'
 import { formatDate } from '#app/utils/format-date.ts'
 import { formatBilledPrice } from '#app/utils/format-price.ts'
 import { pendingDeletionRequestOf, userWithPendingDeletion } from '#app/modules/account-deletion/deletion.server.ts'
-import { checkoutFromForm, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
+import { checkoutFromForm, paidPlansClosed, portalFromForm } from '#app/modules/billing/billing-page.server.ts'
 import { PLAN_TABLE, PLANS, type Interval, type Plan } from '#app/modules/billing/plans.ts'
 import { billingOverview } from '#app/modules/billing/status.server.ts'
 import type { SubscriptionState } from '#app/modules/billing/subscription-state.ts'
@@ -74,6 +74,7 @@ export async function loader(args: LoaderFunctionArgs) {
 		planUnavailable: overview?.unavailable ?? false,
 		// Signed-out visitors see the trial they would get; signed-in users only if they still can.
 		trialOffered: overview ? overview.trialEligible : true,
+		paidPlansClosed: paidPlansClosed(),
 		// Checkout refuses then too (checkout.server.ts); the page says so before the click.
 		deletionRequestedOn: pendingDeletion ? pendingDeletion.submittedAt.toISOString() : null,
 		deletionRequestId: pendingDeletion?.requestId ?? null,
@@ -150,8 +151,18 @@ function currentPlanInWords({ plan, interval, price, status, paused, periodEnd, 
 }
 
 export default function PricingPage() {
-	const { interval, canceled, current, onFree, planUnavailable, trialOffered, signedIn, deletionRequestedOn, deletionRequestId } =
-		useLoaderData<typeof loader>()
+	const {
+		interval,
+		canceled,
+		current,
+		onFree,
+		planUnavailable,
+		trialOffered,
+		signedIn,
+		paidPlansClosed,
+		deletionRequestedOn,
+		deletionRequestId,
+	} = useLoaderData<typeof loader>()
 	const data = useActionData<typeof action>()
 	const submission = usePendingSubmission()
 	const submitting = submission?.get('intent')
@@ -163,11 +174,23 @@ export default function PricingPage() {
 	useErrorTitle(Boolean(data?.notice))
 	// Posting keeps the period shown, and drops a "checkout canceled" notice that no longer applies.
 	const formAction = `/pricing?interval=${interval}`
+	const notStartable =
+		deletionRequestedOn !== null
+			? 'Not available while your account is due to be deleted.'
+			: paidPlansClosed
+				? 'Not available here yet.'
+				: null
 	return (
 		<div className="stack">
 			<h1>Plans and pricing</h1>
 			<p className="lead">Every plan includes every tool. Plans differ in daily credits for breakdowns, schedules and exports.</p>
-			{signedIn ? null : (
+			{paidPlansClosed === 'processor-off' ? (
+				// Every plan's button would only say this after the click: the plans show none.
+				<p className="notice">
+					Paid plans cannot be started here yet; the Free plan works as usual. <a href="/contact">Contact support</a> if you have a question
+					about plans or billing.
+				</p>
+			) : signedIn ? null : (
 				// Said before the click: a plan's button leads to the sign-in page, not to a trial.
 				<>
 					<p>You need a Callsheet account to start a free trial: choosing a plan asks you to sign in or create one first.</p>
@@ -233,7 +256,7 @@ export default function PricingPage() {
 						trialOffered={trialOffered}
 						currentIn={current?.plan === id ? current.interval : id === 'free' && onFree ? interval : null}
 						subscribed={current !== null}
-						startable={deletionRequestedOn === null}
+						notStartable={notStartable}
 						busy={busy}
 						opening={openingPlan === id}
 						action={formAction}

@@ -383,6 +383,33 @@ describe('the account page on a subscription whose payment is due', () => {
 })
 
 describe('the pricing page without processor keys', () => {
+	test('says so before a plan is chosen, and shows no plan button that could only fail', async () => {
+		const { STRIPE_SECRET_KEY: _s, STRIPE_WEBHOOK_SECRET: _w, ...env } = standIns.env
+		const bare = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...env })
+		try {
+			for (const headers of [auth(newClerkUserId()), {}]) {
+				const response = await fetch(`${bare.url}/pricing`, { headers })
+				expect(response.status).toBe(200)
+				const html = await response.text()
+				const notice = html.slice(html.indexOf('<p class="notice">'), html.indexOf('aria-label="Billing period"'))
+				expect(notice).toContain('Paid plans cannot be started here yet; the Free plan works as usual.')
+				expect(notice).toContain('<a href="/contact">Contact support</a>')
+				// No button at all: neither a trial nor a sign-in that would end in the same refusal.
+				expect(html).not.toContain('value="checkout"')
+				expect(html).not.toContain('Start free trial')
+				expect(html).not.toContain('choosing a plan asks you to sign in')
+				for (const plan of ['solo', 'team', 'studio']) {
+					const card = planCard(html, plan)
+					expect(card).toContain('Not available here yet.')
+					expect(card).not.toContain('free trial')
+				}
+				expect(planCard(html, 'free')).toContain('Included with every account.')
+			}
+		} finally {
+			await bare.stop()
+		}
+	})
+
 	test('a plan button answers 503 with reassurance and somewhere to turn, not jargon', async () => {
 		const { STRIPE_SECRET_KEY: _s, STRIPE_WEBHOOK_SECRET: _w, ...env } = standIns.env
 		const databaseUrl = await freshDatabaseUrl()

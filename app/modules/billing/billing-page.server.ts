@@ -55,6 +55,14 @@ function noticeFor(failure: BillingFailure): BillingNotice {
 }
 
 /**
+ * Why no one can start a paid plan from the pricing page (null: they can). Its plan buttons could only
+ * fail then, after the click (processor_not_configured): the page says so up front and shows none.
+ */
+export function paidPlansClosed(): 'processor-off' | null {
+	return billingConfigured() ? null : 'processor-off'
+}
+
+/**
  * `account` is read only once the form is good and billing is on, as the API does: "billing is off"
  * does not wait for, or fail with, the database.
  */
