@@ -177,14 +177,22 @@ export default function PricingPage() {
 	const notStartable =
 		deletionRequestedOn !== null
 			? 'Not available while your account is due to be deleted.'
-			: paidPlansClosed
-				? 'Not available here yet.'
-				: null
+			: paidPlansClosed === 'sign-in-off'
+				? 'Not available right now.'
+				: paidPlansClosed
+					? 'Not available here yet.'
+					: null
 	return (
 		<div className="stack">
 			<h1>Plans and pricing</h1>
 			<p className="lead">Every plan includes every tool. Plans differ in daily credits for breakdowns, schedules and exports.</p>
-			{paidPlansClosed === 'processor-off' ? (
+			{paidPlansClosed === 'sign-in-off' ? (
+				// Not "sign in first" (nor that signing in needs JavaScript): nobody can sign in here.
+				<p className="notice">
+					Signing in is not available right now, so plans cannot be started here. <a href="/contact">Contact support</a> if you have a
+					question about plans or billing.
+				</p>
+			) : paidPlansClosed === 'processor-off' ? (
 				// Every plan's button would only say this after the click: the plans show none.
 				<p className="notice">
 					Paid plans cannot be started here yet; the Free plan works as usual. <a href="/contact">Contact support</a> if you have a question

@@ -28,7 +28,10 @@ function signInReason(search: string): string | null {
 
 export default function SignInPage() {
 	const root = useRouteLoaderData<{ clerkConfigured: boolean }>('root')
-	const reason = signInReason(useLocation().search)
+	// Why they were sent here only where signing in can follow: not "to start your free trial" above
+	// "Signing in is not available right now".
+	const { search } = useLocation()
+	const reason = root?.clerkConfigured ? signInReason(search) : null
 	return (
 		<div className="stack">
 			<h1>Sign in</h1>

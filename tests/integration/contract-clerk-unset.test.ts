@@ -41,6 +41,26 @@ describe('identity provider keys unset', () => {
 		}
 	})
 
+	test('/pricing says so before a plan is chosen, and offers no sign-in that cannot happen; /sign-in from it promises no trial', async () => {
+		for (const headers of [{}, sessionHeaders(standIns.clerk, newClerkUserId())]) {
+			const response = await page('/pricing', headers)
+			expect(response.status).toBe(200)
+			const html = await response.text()
+			expect(html).toContain('Signing in is not available right now, so plans cannot be started here.')
+			// Not told to turn JavaScript on, to sign in first, or to start a trial.
+			expect(html).not.toContain('Signing in needs JavaScript')
+			expect(html).not.toContain('choosing a plan asks you to sign in')
+			expect(html).not.toContain('value="checkout"')
+			expect(html).not.toContain('Start free trial')
+			expect(html.match(/Not available right now\./g)).toHaveLength(6)
+		}
+		const signIn = await page('/sign-in?redirect_url=%2Fpricing%3Finterval%3Dmonth')
+		expect(signIn.status).toBe(200)
+		const html = await signIn.text()
+		expect(html).toContain(NOT_CONFIGURED)
+		expect(html).not.toContain('free trial')
+	})
+
 	test('/account, even with a session cookie, sends the visitor to /sign-in, which says why', async () => {
 		const userId = newClerkUserId()
 		for (const headers of [{}, sessionHeaders(standIns.clerk, userId)]) {

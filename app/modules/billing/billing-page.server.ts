@@ -1,4 +1,5 @@
 import { redirect } from '@remix-run/node'
+import { env } from '#app/utils/env.server.ts'
 import { nullWhenFailed } from '#app/utils/null-when-failed.server.ts'
 import { waitInWords } from '#app/utils/retry-after.ts'
 import { billingConfigured } from '#app/utils/stripe.server.ts'
@@ -56,9 +57,11 @@ function noticeFor(failure: BillingFailure): BillingNotice {
 
 /**
  * Why no one can start a paid plan from the pricing page (null: they can). Its plan buttons could only
- * fail then, after the click (processor_not_configured): the page says so up front and shows none.
+ * fail then, after the click (a sign-in page that cannot sign anyone in, processor_not_configured):
+ * the page says so up front and shows none.
  */
-export function paidPlansClosed(): 'processor-off' | null {
+export function paidPlansClosed(): 'sign-in-off' | 'processor-off' | null {
+	if (!env().clerkConfigured) return 'sign-in-off'
 	return billingConfigured() ? null : 'processor-off'
 }
 
