@@ -1,29 +1,16 @@
 import { rootAuthLoader } from '@clerk/remix/ssr.server'
 import type { LinksFunction, LoaderFunctionArgs, MetaFunction } from '@remix-run/node'
-import {
-	isRouteErrorResponse,
-	Links,
-	Meta,
-	NavLink,
-	Outlet,
-	Scripts,
-	ScrollRestoration,
-	useLoaderData,
-	useLocation,
-	useRouteError,
-	useRouteLoaderData,
-} from '@remix-run/react'
-import { lazy, Suspense, useEffect, useRef, type ComponentType, type ReactNode } from 'react'
+import { Links, Meta, NavLink, Outlet, Scripts, ScrollRestoration, useLoaderData, useLocation, useRouteLoaderData } from '@remix-run/react'
+import { lazy, Suspense, type ComponentType, type ReactNode } from 'react'
 import type { ClerkState } from './components/clerk-shell.tsx'
+import { ErrorPage, errorPageMeta } from './components/error-page.tsx'
 import stylesheet from './styles/app.css?url'
 import { env } from './utils/env.server.ts'
 import { pageRequestForClerk, pageUserId } from './utils/auth.server.ts'
 import { useFocusPageOnNavigation, useReloadWhenRestoredMidNavigation } from './utils/client-navigation.ts'
-import { useHydrated } from './utils/hydrated.ts'
-import { isNetworkFailure, keepPageWhenUnsent } from './utils/network-failure.ts'
+import { keepPageWhenUnsent } from './utils/network-failure.ts'
 import { useNonce } from './utils/nonce-provider.ts'
 import { SESSION_REFRESHED } from './utils/session-refresh.ts'
-import { pageMeta } from './utils/page-meta.ts'
 
 export const links: LinksFunction = () => [
 	{ rel: 'stylesheet', href: stylesheet },
@@ -31,11 +18,8 @@ export const links: LinksFunction = () => [
 ]
 
 // Every page gives its own title and description (they replace these); the error page's follow the error.
-export const meta: MetaFunction = ({ error }) => {
-	if (!error) return [{ title: 'Callsheet' }, { name: 'description', content: 'Callsheet: pre-production for film and video.' }]
-	const { heading, message } = errorCopy(error)
-	return pageMeta(heading, message)
-}
+export const meta: MetaFunction = ({ error }) =>
+	error ? errorPageMeta(error) : [{ title: 'Callsheet' }, { name: 'description', content: 'Callsheet: pre-production for film and video.' }]
 
 /**
  * Clerk's browser SDK is large; signed-out visitors on pricing or contact do not need it. It is
@@ -161,56 +145,4 @@ export default function App() {
 	)
 }
 
-/**
- * An error page that replaces the page in place (a form posted with JavaScript and refused outright:
- * too long, a server fault) keeps its address, so the root's focus-on-navigation does not move focus,
- * and nothing is announced but the title: its heading takes focus. Not when the error page is the
- * page loaded (false while hydrating): a screen reader starts a new page at its top anyway.
- */
-function useFocusWhenShownAfterLoad() {
-	const shownAfterLoad = useRef(useHydrated())
-	const heading = useRef<HTMLHeadingElement>(null)
-	useEffect(() => {
-		if (shownAfterLoad.current) heading.current?.focus()
-	}, [])
-	return heading
-}
-
-/** What went wrong, in words that say whether trying again can help. */
-function errorCopy(error: unknown): { heading: string; message: string } {
-	// A page's data that could not be fetched (with JavaScript): the connection, not the server.
-	if (isNetworkFailure(error))
-		return { heading: 'Callsheet could not be reached', message: 'Check your connection, then reload this page or go back.' }
-	const status = isRouteErrorResponse(error) ? error.status : 500
-	if (status === 404) return { heading: 'Page not found', message: 'There is nothing at this address. Check it for typing mistakes.' }
-	if (status === 413) {
-		return {
-			heading: 'That form was too long',
-			message:
-				'What you sent is longer than we accept, so sending it again as it is will not work. Go back, shorten your text, and send it again.',
-		}
-	}
-	if (status >= 400 && status < 500) {
-		return {
-			heading: 'We could not accept that request',
-			message:
-				'Something in what was sent is not in a form we accept, so sending it again as it is will not work. Go back, check what you entered, and try again.',
-		}
-	}
-	return { heading: 'Something went wrong', message: 'The problem is on our side, not in what you did. Please try again in a moment.' }
-}
-
-export function ErrorBoundary() {
-	const { heading, message } = errorCopy(useRouteError())
-	const headingRef = useFocusWhenShownAfterLoad()
-	return (
-		<div className="stack">
-			<h1 ref={headingRef} tabIndex={-1}>
-				{heading}
-			</h1>
-			<p className="lead">
-				{message} <a href="/">Go to the home page</a> or <a href="/contact">contact support</a>.
-			</p>
-		</div>
-	)
-}
+export const ErrorBoundary = ErrorPage

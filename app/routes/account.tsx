@@ -1,6 +1,7 @@
-import { json, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
+import { json, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs } from '@remix-run/node'
 import { useActionData, useLoaderData, type ClientActionFunctionArgs } from '@remix-run/react'
 import { AlertNotice } from '#app/components/alert-notice.tsx'
+import { ErrorPage, orErrorPageMeta } from '#app/components/error-page.tsx'
 import { BillingSummary } from '#app/components/billing-summary.tsx'
 import { DeletionRequestSection } from '#app/components/deletion-request-form.tsx'
 import { EmailAddress } from '#app/components/email-address.tsx'
@@ -35,13 +36,17 @@ const DELETION_REQUESTED_PATH = '/account?deletion=requested'
 // slow identity provider costs the page that line, not seconds.
 const EMAIL_LOOKUP_TIMEOUT_MS = 1_500
 
-export const meta: MetaFunction<typeof loader> = ({ data }) =>
+export const meta = orErrorPageMeta<typeof loader>(({ data }) =>
 	data?.deletionRequested
 		? pageMeta(
 				'Deletion requested · Your account',
 				'Your request to delete your Callsheet account was received; we email you when it is done.',
 			)
-		: pageMeta('Your account', 'Your Callsheet plan and billing, and how to ask for your account to be deleted.', { error: data?.refused })
+		: pageMeta('Your account', 'Your Callsheet plan and billing, and how to ask for your account to be deleted.', { error: data?.refused }),
+)
+
+// Where this page's action throws, the error page is this route's, under the root's loader (see ErrorPage).
+export const ErrorBoundary = ErrorPage
 
 export const headers: HeadersFunction = passRetryAfter
 

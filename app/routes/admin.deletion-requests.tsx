@@ -1,8 +1,9 @@
-import { json, redirect, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
+import { json, redirect, type ActionFunctionArgs, type LoaderFunctionArgs } from '@remix-run/node'
 import { Form, useActionData, useLoaderData } from '@remix-run/react'
 import { useEffect, useRef, type RefObject } from 'react'
 import { z } from 'zod'
 import { STATUS_LABEL } from '#app/components/billing-summary.tsx'
+import { ErrorPage, orErrorPageMeta } from '#app/components/error-page.tsx'
 import { formatDate } from '#app/utils/format-date.ts'
 import {
 	closedRequestOwner,
@@ -23,10 +24,13 @@ import { SubmitButton } from '#app/components/submit-button.tsx'
 
 const PAGE_PATH = '/admin/deletion-requests'
 
-export const meta: MetaFunction<typeof loader> = ({ data }) => [
+export const meta = orErrorPageMeta<typeof loader>(({ data }) => [
 	...pageMeta('Deletion requests · Admin', 'Pending account deletion requests, for Callsheet administrators.', { error: data?.refused }),
 	{ name: 'robots', content: 'noindex' },
-]
+])
+
+// Where this page's action throws, the error page is this route's, under the root's loader (see ErrorPage).
+export const ErrorBoundary = ErrorPage
 
 export async function loader(args: LoaderFunctionArgs) {
 	await requireAdmin(args)

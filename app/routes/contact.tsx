@@ -1,7 +1,8 @@
-import { json, redirect, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
+import { json, redirect, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs } from '@remix-run/node'
 import { Form, useActionData, useLoaderData, useNavigation, type ClientActionFunctionArgs } from '@remix-run/react'
 import { useEffect } from 'react'
 import { ErrorSummary } from '#app/components/error-summary.tsx'
+import { ErrorPage, orErrorPageMeta } from '#app/components/error-page.tsx'
 import { CountedTextAreaField, TextField } from '#app/components/field.tsx'
 import { submitContact } from '#app/modules/contact/contact.server.ts'
 import { clientIp } from '#app/utils/client-ip.server.ts'
@@ -20,14 +21,18 @@ const FIELDS = ['name', 'email', 'subject', 'message'] as const
 // People never see this field; bots that fill every input do. Such posts are dropped silently.
 const HONEYPOT = 'website'
 
-export const meta: MetaFunction<typeof loader> = ({ data }) =>
+export const meta = orErrorPageMeta<typeof loader>(({ data }) =>
 	data?.sent
 		? pageMeta('Message sent', 'Your message is on its way to Callsheet support; we reply by email, usually within one business day.')
 		: pageMeta(
 				'Contact support',
 				'Questions about plans, billing or your account? Write to Callsheet support and we reply by email, usually within one business day.',
 				{ error: data?.refused },
-			)
+			),
+)
+
+// Where this page's action throws, the error page is this route's, under the root's loader (see ErrorPage).
+export const ErrorBoundary = ErrorPage
 
 export const headers: HeadersFunction = passRetryAfter
 

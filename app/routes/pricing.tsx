@@ -1,7 +1,8 @@
-import { json, redirect, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
+import { json, redirect, type ActionFunctionArgs, type HeadersFunction, type LoaderFunctionArgs } from '@remix-run/node'
 import { Link, useActionData, useLoaderData } from '@remix-run/react'
 import { useEffect, useRef, useState } from 'react'
 import { AlertNotice } from '#app/components/alert-notice.tsx'
+import { ErrorPage, orErrorPageMeta } from '#app/components/error-page.tsx'
 import { ManageBillingButton } from '#app/components/manage-billing-button.tsx'
 import { PlanCard } from '#app/components/plan-card.tsx'
 import { KEEP_FOCUS } from '#app/utils/client-navigation.ts'
@@ -22,12 +23,16 @@ import { usePendingSubmission } from '#app/utils/pending-submission.ts'
 import { passRetryAfter } from '#app/utils/retry-after.ts'
 import { intervalParamSchema } from '#app/utils/validation/billing.ts'
 
-export const meta: MetaFunction<typeof loader> = ({ data }) =>
+export const meta = orErrorPageMeta<typeof loader>(({ data }) =>
 	pageMeta(
 		'Plans and pricing',
 		`Callsheet plans from Free to Broadcaster, monthly or yearly: every plan includes every tool, and paid plans start with a ${PLAN_TABLE.solo.trialDays}-day free trial.`,
 		{ error: data?.refused },
-	)
+	),
+)
+
+// Where this page's action throws, the error page is this route's, under the root's loader (see ErrorPage).
+export const ErrorBoundary = ErrorPage
 
 export const headers: HeadersFunction = passRetryAfter
 

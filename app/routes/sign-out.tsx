@@ -1,14 +1,19 @@
-import { json, redirect, type ActionFunctionArgs, type LoaderFunctionArgs, type MetaFunction } from '@remix-run/node'
+import { json, redirect, type ActionFunctionArgs, type LoaderFunctionArgs } from '@remix-run/node'
 import { useActionData } from '@remix-run/react'
 import { AlertNotice } from '#app/components/alert-notice.tsx'
+import { ErrorPage, orErrorPageMeta } from '#app/components/error-page.tsx'
 import { SignOutForm } from '#app/components/sign-out-form.tsx'
 import { signOut } from '#app/modules/session/sign-out.server.ts'
 import { pageUserId } from '#app/utils/auth.server.ts'
 import { answersRefusal, recordRefusal, useErrorTitle } from '#app/utils/error-title.ts'
 import { pageMeta } from '#app/utils/page-meta.ts'
 
-export const meta: MetaFunction<typeof loader> = ({ data }) =>
-	pageMeta('Sign out', 'Sign out of Callsheet on this browser.', { error: data?.refused })
+export const meta = orErrorPageMeta<typeof loader>(({ data }) =>
+	pageMeta('Sign out', 'Sign out of Callsheet on this browser.', { error: data?.refused }),
+)
+
+// Where this page's action throws, the error page is this route's, under the root's loader (see ErrorPage).
+export const ErrorBoundary = ErrorPage
 
 /**
  * Signing out is a POST (a link or an image elsewhere must not sign anyone out). The page itself is
