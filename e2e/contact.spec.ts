@@ -194,3 +194,55 @@ for (const javaScriptEnabled of [true, false]) {
 		})
 	})
 }
+
+test.describe('contact form while sending, JavaScript on', () => {
+	skipWithoutBrowser()
+
+	// Sends nothing: the send that is held is then cut off, as a dropped connection would be.
+	test('screen readers hear that the message is on its way; the last failure is not claimed meanwhile', async ({
+		page,
+		expectedConsoleErrors,
+	}) => {
+		expectedConsoleErrors.push(/net::ERR_(INTERNET_DISCONNECTED|FAILED) \(at [^)]*\/contact\?_data=/)
+		await page.goto('/contact')
+		await settle(page)
+		const f = fields(page)
+		await f.name.fill('Ada Lovelace')
+		await f.email.fill('ada@example.test')
+		await f.subject.fill('Invoices')
+		await f.message.fill('Where are my invoices?')
+		const status = contactForm(page).locator('[aria-live="polite"]')
+		const lost = page.getByRole('alert').filter({ hasText: 'We could not reach Callsheet' })
+		await expect(status).toHaveText('')
+
+		// A first send whose connection failed leaves its alert.
+		await page.context().setOffline(true)
+		await f.submit.click()
+		await expect(lost).toBeFocused()
+		await page.context().setOffline(false)
+
+		// Sent again: while it is on its way the region says so, and the old failure is gone.
+		let release = () => {}
+		const held = new Promise<void>((resolve) => (release = resolve))
+		await page.route(
+			(url) => url.pathname === '/contact',
+			async (route) => {
+				if (route.request().method() !== 'POST') return route.fallback()
+				await held
+				return route.abort('failed')
+			},
+		)
+		await f.submit.click()
+		await expect(f.submit).toHaveText('Sending…')
+		await expect(status).toHaveText('Sending your message…')
+		await expect(lost).toHaveCount(0)
+		await screenshotAtViewports(page, 'contact-sending')
+		release()
+
+		// That one failed too: the alert is back, focused, and the region is quiet again.
+		await expect(lost).toBeFocused()
+		await expect(status).toHaveText('')
+		await expect(f.submit).toHaveText('Send message')
+		await expect(f.message).toHaveValue('Where are my invoices?')
+	})
+})

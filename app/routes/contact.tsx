@@ -123,7 +123,8 @@ export default function ContactPage() {
 		<div className="stack narrow">
 			<h1>Contact support</h1>
 			<p className="lead">Questions about plans, billing or your account? Write to us and we will reply by email.</p>
-			{data?.formError ? (
+			{/* Not while the message is sent again: the alert would go on claiming the last send failed. */}
+			{data?.formError && !sending ? (
 				<p className="notice notice--error" id="form-error" role="alert" tabIndex={-1} autoFocus>
 					{data.formError}
 				</p>
@@ -175,6 +176,10 @@ export default function ContactPage() {
 					<SubmitButton className="button" busy={sending}>
 						{sending ? 'Sending…' : 'Send message'}
 					</SubmitButton>
+					{/* The pressed button waits (aria-disabled) as its words change: said here too, where screen readers hear it. */}
+					<span className="visually-hidden" aria-live="polite">
+						{sending ? 'Sending your message…' : ''}
+					</span>
 				</div>
 			</Form>
 		</div>
