@@ -291,3 +291,73 @@ test.describe('account deletion refusals, JavaScript off', () => {
 		await expect(page.getByRole('alert')).toContainText(wait)
 	})
 })
+
+test.describe('the account email on a 320 px phone', () => {
+	skipWithoutBrowser()
+	test.use({ viewport: { width: 320, height: 800 } })
+
+	/** The lines `element`'s text takes on screen, as the browser broke them. */
+	function linesOf(element: Locator) {
+		return element.evaluate((root) => {
+			const lines: string[] = []
+			let line = ''
+			let top: number | undefined
+			const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT)
+			for (let node = walker.nextNode() as Text | null; node; node = walker.nextNode() as Text | null) {
+				for (let i = 0; i < node.data.length; i++) {
+					const range = document.createRange()
+					range.setStart(node, i)
+					range.setEnd(node, i + 1)
+					const charTop = range.getClientRects()[0]?.top
+					if (charTop === undefined) continue
+					if (top !== undefined && Math.abs(charTop - top) > 3) {
+						lines.push(line)
+						line = ''
+					}
+					top = charTop
+					line += node.data[i]
+				}
+			}
+			return [...lines, line]
+		})
+	}
+
+	/** What a copy of `element`'s whole text gives. */
+	const copied = (element: Locator) =>
+		element.evaluate((root) => {
+			const selection = getSelection()!
+			selection.selectAllChildren(root)
+			return selection.toString()
+		})
+
+	test('breaks before the @ or a dot, never after a hyphen, and copies as typed', async ({ page }) => {
+		const userId = uniqueId('user_e2e_email')
+		// A hyphen in the domain, and a domain too long for the hint's line at 320 px.
+		const email = `${userId}@subdomain.example-production.test`
+		await registerClerkUser({ id: userId, email })
+		await signIn(page, userId)
+		await page.goto('/account')
+		const signedInAs = page.locator('.lead strong')
+		const hint = page.locator('#confirmEmail-hint')
+		await expect(signedInAs).toHaveText(email)
+		await expect(page.getByLabel("Type your account's email address to confirm")).toHaveAccessibleDescription(
+			`Your account's email address is ${email}.`,
+		)
+
+		for (const [element, text] of [
+			[signedInAs, email],
+			[hint, `Your account's email address is ${email}.`],
+		] as const) {
+			const lines = await linesOf(element)
+			expect(lines.join(''), `${lines}`).toBe(text)
+			expect(lines.length, `${lines}`).toBeGreaterThan(1)
+			// No line ends in a hyphen; the address's lines start at its @ or at a dot.
+			for (const line of lines) expect(line, `${lines}`).not.toMatch(/-$/)
+			for (const line of lines.slice(lines.findIndex((l) => l.includes(userId)) + 1)) expect(line, `${lines}`).toMatch(/^[@.]/)
+			// A copy is the address itself, not a look-alike (a non-breaking hyphen, a joiner).
+			expect(await copied(element)).toBe(text)
+		}
+		// Nothing pushes the page sideways.
+		expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(320)
+	})
+})
