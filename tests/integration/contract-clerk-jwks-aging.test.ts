@@ -71,7 +71,7 @@ describe('CLERK_JWT_KEY unset, as the key lists age (the server’s clock steppe
 			expect(await checkout()).toEqual(unavailable)
 			expect(await checkout()).toEqual(unavailable)
 			expect(jwksCalls() - before).toBeLessThanOrEqual(4) // ours, tried again after 2 s at the soonest
-			// The provider back: within ours's 2 s retry, sessions are verified again, Clerk's copy untouched.
+			// The provider back: within our list's 2 s retry, sessions are verified again, Clerk's copy untouched.
 			standIns.clerkApi.setMode('ok')
 			let result = await checkout()
 			const backAt = Date.now()
