@@ -155,6 +155,9 @@ function currentPlanInWords({ plan, interval, price, status, paused, periodEnd, 
 	return price ? `You're on ${name} at ${price}${until}.` : `You're on ${name}, ${billed}${until}.`
 }
 
+/** What each paid plan's card says in place of its button when no plan can be started here. */
+const CLOSED_ON_CARD = { 'sign-in-off': 'Not available right now.', 'processor-off': 'Not available here yet.' } as const
+
 export default function PricingPage() {
 	const {
 		interval,
@@ -182,11 +185,7 @@ export default function PricingPage() {
 	const notStartable =
 		deletionRequestedOn !== null
 			? 'Not available while your account is due to be deleted.'
-			: paidPlansClosed === 'sign-in-off'
-				? 'Not available right now.'
-				: paidPlansClosed
-					? 'Not available here yet.'
-					: null
+			: paidPlansClosed && CLOSED_ON_CARD[paidPlansClosed]
 	return (
 		<div className="stack">
 			<h1>Plans and pricing</h1>

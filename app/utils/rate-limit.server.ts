@@ -123,6 +123,9 @@ function storeKind(): StoreKind {
 	return postgresStatements() ? 'postgres' : 'memory'
 }
 
+/** The shared store's name in the log's notes. (A memory store never fails over, so is never named.) */
+const STORE_NAME: Record<StoreKind, string> = { redis: 'Redis', postgres: 'PostgreSQL', memory: 'memory' }
+
 const STORE_IN_WORDS: Record<StoreKind, string> = {
 	redis: 'counted in Redis (REDIS_URL), shared by every instance that uses it',
 	postgres: 'counted in PostgreSQL (the rate_limits table), shared by every instance on this database',
@@ -141,7 +144,7 @@ async function createStore(name: string, points: number, duration: number): Prom
 		// Until the connection is ready every command fails over to the insurance limiter, which would
 		// count a start-up burst apart from Redis: wait for it (briefly) before the first count.
 		await redisReady(client)
-		return [new RateLimiterRedis({ ...base, storeClient: client, insuranceLimiter: noticedInsurance(base, 'Redis') }), 'redis']
+		return [new RateLimiterRedis({ ...base, storeClient: client, insuranceLimiter: noticedInsurance(base, STORE_NAME.redis) }), 'redis']
 	}
 	const statements = postgresStatements()
 	if (statements) {
@@ -160,7 +163,7 @@ async function createStore(name: string, points: number, duration: number): Prom
 						tableName: RATE_LIMITS_TABLE,
 						// Expired rows are swept on Prisma's pool, not on the shared connection (rate-limit-cleanup.server.ts).
 						clearExpiredByTimeout: false,
-						insuranceLimiter: noticedInsurance(base, 'PostgreSQL'),
+						insuranceLimiter: noticedInsurance(base, STORE_NAME.postgres),
 					},
 					(error?: Error) => (error ? reject(error) : resolve(created)),
 				)
@@ -202,7 +205,7 @@ function lazyStore(name: string, points: number, durationSeconds: number) {
 			ready = await store
 			return ready
 		} catch (error) {
-			noteCountedInMemory(storeKind() === 'redis' ? 'Redis' : 'PostgreSQL', (error as Error).message)
+			noteCountedInMemory(STORE_NAME[storeKind()], (error as Error).message)
 			fallback ??= new RateLimiterMemory({ keyPrefix: `rl_${name}`, points, duration: durationSeconds })
 			return [fallback, 'memory']
 		}
