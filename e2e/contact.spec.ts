@@ -43,6 +43,7 @@ for (const javaScriptEnabled of [true, false]) {
 		test.use({ javaScriptEnabled })
 
 		test('errors keep the input; the fixed message is sent and arrives escaped', async ({ page, consoleErrors, expectedConsoleErrors }) => {
+			test.slow() // a refusal, a fix and a sent message, with axe runs and screenshots at two sizes (15 s alone, 32 s once beside the other journeys)
 			expectedConsoleErrors.push(failedLoad(400, '/contact'))
 			const tag = uniqueId(`e2e_contact_${mode}`)
 			const typed = {
