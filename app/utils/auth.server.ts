@@ -9,6 +9,7 @@ import { withinDeadline } from './deadline.server.ts'
 import { cookiesForClerk, handshakeClerkFinds, withinHandshakeBudget, type ClerkInstance } from './handshake-nonce.server.ts'
 import { keyIdRefusedByClerk, keysNotLoadedByClerk, withKnownKeyIdsOnly, type KeySource } from './token-key-ids.server.ts'
 import { errorResponse } from './http.server.ts'
+import { noteOncePerMinute, printableForLog } from './log-note.server.ts'
 import { SESSION_REFRESHED } from './session-refresh.ts'
 
 let client: ClerkClient | undefined
@@ -70,8 +71,8 @@ function remember(key: string, userId: string, exp: unknown) {
 	verified.set(key, { userId, expiresAt: exp * 1000 })
 }
 
-const REFUSAL_LOG_INTERVAL_MS = 60_000
-const refusals = new Map<string, { count: number; loggedAt: number }>()
+// One note per reason (Clerk's reasons and ours: a fixed few), so one reason does not hide another.
+const refusalNotes = new Map<string, (detail?: string) => void>()
 
 /**
  * Without CLERK_JWT_KEY, Clerk verifies a token with the keys its Backend API publishes, fetched when
@@ -104,18 +105,17 @@ const VERIFY_DEADLINE_MS = 5_000
  */
 function noteRefusedSession(reason: string | null, detail?: string) {
 	const key = reason ?? 'unknown'
-	const now = Date.now()
-	const seen = refusals.get(key) ?? { count: 0, loggedAt: 0 }
-	seen.count++
-	if (now - seen.loggedAt >= REFUSAL_LOG_INTERVAL_MS) {
-		const about = detail ? `${key}: ${detail.replace(/[\x00-\x1f\x7f]+/g, ' ').slice(0, 120)}` : key
+	let note = refusalNotes.get(key)
+	if (!note) {
 		const outcome = key === KEYS_NOT_LOADED ? 'not verified' : 'refused'
 		const answered = key === KEYS_NOT_LOADED ? '503 (the status API its fallback)' : '401'
-		console.warn(`auth: ${seen.count} session token(s) ${outcome} (${about}) since the last note; each answered ${answered}`)
-		seen.count = 0
-		seen.loggedAt = now
+		note = noteOncePerMinute((count, latestDetail?: string) => {
+			const about = latestDetail ? `${key}: ${printableForLog(latestDetail, 120)}` : key
+			console.warn(`auth: ${count} session token(s) ${outcome} (${about}) since the last note; each answered ${answered}`)
+		})
+		refusalNotes.set(key, note)
 	}
-	refusals.set(key, seen)
+	note(detail)
 }
 
 const HANDSHAKE_COOKIE = /^\s*__clerk_handshake/

@@ -1,3 +1,5 @@
+import { noteOncePerMinute, printableForLog } from './log-note.server.ts'
+
 // Remix refuses a page form posted as a document (without JavaScript) whose Origin's host matches
 // neither X-Forwarded-Host nor Host (@remix-run/server-runtime, throwIfPotentialCSRFAttack, document
 // requests only): a 500 with no body, and an Error to handleError. A form from another site never gets
@@ -8,25 +10,14 @@
 const REMIX_ORIGIN_REFUSAL =
 	/header does not match `origin` header|headers are not provided\. One of these is needed to compare the `origin` header/
 
-const NOTE_INTERVAL_MS = 60_000
-
 export function isRemixOriginRefusal(error: unknown): boolean {
 	return error instanceof Error && REMIX_ORIGIN_REFUSAL.test(error.message)
 }
 
-const note = { count: 0, loggedAt: 0 }
+const shown = (value: string | null) => printableForLog(value ?? 'none', 100)
 
-/** What the client sent shapes these: printable, and short. */
-const shown = (value: string | null) => (value ?? 'none').replace(/[\x00-\x1f\x7f]+/g, ' ').slice(0, 100)
-
-export function noteRemixOriginRefusal(request: Request) {
-	note.count++
-	const now = Date.now()
-	if (now - note.loggedAt < NOTE_INTERVAL_MS) return
-	const { headers } = request
+export const noteRemixOriginRefusal = noteOncePerMinute((count, { headers }: Request) =>
 	console.warn(
-		`forms: ${note.count} page form(s) refused since the last note (500): Origin ${shown(headers.get('Origin'))} came with X-Forwarded-Host ${shown(headers.get('X-Forwarded-Host'))}, Host ${shown(headers.get('Host'))}. The proxy must pass the public host on (README, "Running on PostgreSQL").`,
-	)
-	note.count = 0
-	note.loggedAt = now
-}
+		`forms: ${count} page form(s) refused since the last note (500): Origin ${shown(headers.get('Origin'))} came with X-Forwarded-Host ${shown(headers.get('X-Forwarded-Host'))}, Host ${shown(headers.get('Host'))}. The proxy must pass the public host on (README, "Running on PostgreSQL").`,
+	),
+)

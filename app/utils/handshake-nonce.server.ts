@@ -3,6 +3,7 @@ import { decodeJwt } from '@clerk/backend/jwt'
 import type { AppLoadContext } from '@remix-run/node'
 import { handshakeNoncePerClient } from './abuse-limits.server.ts'
 import { clientIp } from './client-ip.server.ts'
+import { printableForLog } from './log-note.server.ts'
 
 // Clerk's handshake can end with a nonce (in the query or a cookie) that Clerk's SDK trades for the
 // session's cookies through a Backend API call. Anyone can send a made-up one: each costs us a call
@@ -242,7 +243,7 @@ export function countClerkHandshakeFailures() {
 		if (typeof first !== 'string' || !CLERK_HANDSHAKE_FAILURES.some((prefix) => first.startsWith(prefix))) return write(...args)
 		notes.unresolved++
 		const reason = error instanceof Error ? error.message : String(error)
-		notes.lastReason = reason.replace(/[\x00-\x1f\x7f]+/g, ' ').slice(0, 120)
+		notes.lastReason = printableForLog(reason, 120)
 		noteSoon()
 	}
 }

@@ -1,5 +1,6 @@
 import { clerkClient } from './auth.server.ts'
 import { withinDeadline } from './deadline.server.ts'
+import { noteOncePerMinute } from './log-note.server.ts'
 
 // Filing a deletion request waits on this; a page that only shows the address waits less.
 const LOOKUP_TIMEOUT_MS = 5_000
@@ -29,23 +30,14 @@ export async function primaryEmail(clerkId: string, { timeoutMs = LOOKUP_TIMEOUT
 	}
 }
 
-const FAILURE_NOTE_INTERVAL_MS = 60_000
-let failuresNotedAt = 0
-let failures = 0
-
 /**
  * Signed-in users cause these lookups (each account page view, each deletion filing): during an
  * outage of the identity provider the log gets a note when it starts and then one a minute with a
  * count, not a line per request.
  */
-function noteFailedLookup(clerkId: string, message: string) {
-	failures++
-	const now = Date.now()
-	if (now - failuresNotedAt < FAILURE_NOTE_INTERVAL_MS) return
-	console.error(`identity: ${failures} lookup(s) failed since the last note (the last, of ${clerkId}: ${message})`)
-	failuresNotedAt = now
-	failures = 0
-}
+const noteFailedLookup = noteOncePerMinute((count, clerkId: string, message: string) =>
+	console.error(`identity: ${count} lookup(s) failed since the last note (the last, of ${clerkId}: ${message})`),
+)
 
 const EMAIL_KEPT_MS = 60_000
 const EMAILS_KEPT = 1_000

@@ -3,6 +3,7 @@ import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRe
 import { db, postgresStatements, sqlStateOf } from './db.server.ts'
 import { RATE_LIMITS_TABLE, scheduleExpiredLimitsSweep } from './rate-limit-cleanup.server.ts'
 import { env } from './env.server.ts'
+import { noteOncePerMinute } from './log-note.server.ts'
 
 // Where limits live (contract.md §1, REDIS_URL): Redis when set; else the database when it is
 // PostgreSQL, so several instances share one limit; else memory (the embedded database allows one
@@ -57,26 +58,17 @@ async function redisClient(url: string) {
 	return client
 }
 
-const MEMORY_NOTE_INTERVAL_MS = 60_000
-let memoryNotedAt = 0
-let countedInMemory = 0
-
 /**
  * A request the shared store did not count, counted in this instance's memory instead. Said in the log
  * when first seen and then at most once a minute while it lasts: meanwhile each instance counts on its
  * own (N instances allow N × the limit), which an operator should know. (Redis also says when its
  * connection goes and comes back, above; a Redis that does not answer says it only here.)
  */
-function noteCountedInMemory(store: string, cause?: string) {
-	countedInMemory++
-	const now = Date.now()
-	if (now - memoryNotedAt < MEMORY_NOTE_INTERVAL_MS) return
+const noteCountedInMemory = noteOncePerMinute((count, store: string, cause?: string) =>
 	console.error(
-		`rate limits: ${store} did not count ${countedInMemory} request(s) since the last note${cause ? ` (${cause})` : ''}; each instance counts in its own memory meanwhile`,
-	)
-	memoryNotedAt = now
-	countedInMemory = 0
-}
+		`rate limits: ${store} did not count ${count} request(s) since the last note${cause ? ` (${cause})` : ''}; each instance counts in its own memory meanwhile`,
+	),
+)
 
 type StoreBase = { keyPrefix: string; points: number; duration: number }
 

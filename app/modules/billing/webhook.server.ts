@@ -2,6 +2,7 @@ import type Stripe from 'stripe'
 import { Prisma } from '#app/generated/prisma/client.ts'
 import { databaseNow, db } from '#app/utils/db.server.ts'
 import { env } from '#app/utils/env.server.ts'
+import { noteOncePerMinute } from '#app/utils/log-note.server.ts'
 import { hasValidWebhookSignature, secretKeyMode, stripe } from '#app/utils/stripe.server.ts'
 import { customerSnapshot, endRepeatedTrials, keptSubscriptions, subscriptionToShow } from './customer-subscriptions.server.ts'
 import { parseWebhookEvent, type ParsedEvent } from './webhook-event.server.ts'
@@ -47,20 +48,12 @@ async function readSubscriptions(processor: Stripe, subscriptionId: string) {
 // every delivery, and no subscription is ever recorded: the processor's dashboard says so, our log said
 // nothing. Signed deliveries refused are noted when first seen, then at most once a minute with a count
 // (anyone can post a made-up signature; one without any is not noted).
-const SIGNATURE_NOTE_INTERVAL_MS = 60_000
-const refusedSignatures = { count: 0, loggedAt: 0 }
-
-function noteRefusedSignature() {
-	refusedSignatures.count++
-	const now = Date.now()
-	if (now - refusedSignatures.loggedAt < SIGNATURE_NOTE_INTERVAL_MS) return
+const noteRefusedSignature = noteOncePerMinute((count) =>
 	console.warn(
-		`billing: ${refusedSignatures.count} signed webhook deliver${refusedSignatures.count === 1 ? 'y' : 'ies'} refused since the last note (400 bad-signature): ` +
+		`billing: ${count} signed webhook deliver${count === 1 ? 'y' : 'ies'} refused since the last note (400 bad-signature): ` +
 			"if they are the processor's, STRIPE_WEBHOOK_SECRET is not this endpoint's signing secret (the Dashboard's webhook endpoint, Signing secret)",
-	)
-	refusedSignatures.count = 0
-	refusedSignatures.loggedAt = now
-}
+	),
+)
 
 /**
  * Verifies and applies one webhook delivery. Each event id takes effect once: the ledger row and the
