@@ -26,6 +26,18 @@ function dateToShow(state: SubscriptionState, endsAt: string | null): { label: s
 	return { label, date: state.current_period_end }
 }
 
+/**
+ * A payment due, and what to do about it. With the account due to be deleted, keeping the plan is not
+ * the advice: the deletion section asks them to cancel it, and both said beside each other contradicted.
+ */
+function paymentDueInWords(paused: boolean, deletionPending: boolean): string {
+	const happened = paused
+		? 'Your free trial has ended without a payment method, so your plan is paused.'
+		: 'Your last payment did not go through.'
+	if (deletionPending) return happened
+	return `${happened} ${paused ? 'Add a card in Manage billing to keep it.' : 'Update your card in Manage billing to keep your plan.'}`
+}
+
 type Props = {
 	state: SubscriptionState
 	/** When the subscription ends or ended (BillingOverview.endsAt). */
@@ -84,13 +96,7 @@ export function BillingSummary({ state, endsAt, paused, priceLabel, unavailable,
 			{state.status === 'trialing' && !endsAt && priceLabel && date ? (
 				<p>{`When the trial ends on ${formatDate(date.date)}, ${priceLabel} is charged automatically unless you cancel in Manage billing.`}</p>
 			) : null}
-			{state.status === 'past_due' ? (
-				<p className="notice notice--error">
-					{paused
-						? 'Your free trial has ended without a payment method, so your plan is paused. Add a card in Manage billing to keep it.'
-						: 'Your last payment did not go through. Update your card in Manage billing to keep your plan.'}
-				</p>
-			) : null}
+			{state.status === 'past_due' ? <p className="notice notice--error">{paymentDueInWords(paused, deletionPending)}</p> : null}
 			{/* No empty row (and its gap) when there is nothing to offer: a pending deletion, no customer. */}
 			{manage || offerPlans ? (
 				<div style={{ display: 'flex', gap: '0.75rem', flexWrap: 'wrap' }}>

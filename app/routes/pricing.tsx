@@ -136,14 +136,18 @@ type CurrentPlan = {
 /**
  * What the subscriber has, as the account page says it: "You're on Team at $49 a month." A trial has
  * billed nothing yet: when it ends and what follows. One set to end by the end of the period (or
- * sooner) is charged nothing again; one set to end later is charged until then. A payment due says so.
+ * sooner) is charged nothing again; one set to end later is charged until then. A payment due says so,
+ * and how to keep the plan unless the account is due to be deleted (the notice above says so then).
  */
-function currentPlanInWords({ plan, interval, price, status, paused, periodEnd, endsOn }: CurrentPlan) {
+function currentPlanInWords({ plan, interval, price, status, paused, periodEnd, endsOn }: CurrentPlan, deletionPending: boolean) {
 	const name = PLAN_TABLE[plan].name
-	if (status === 'past_due')
-		return paused
-			? `Your free trial of ${name} has ended without a payment method, so the plan is paused: add a card in Manage billing to keep it.`
-			: `Your last payment for ${name} did not go through: update your card in Manage billing to keep it.`
+	if (status === 'past_due') {
+		const happened = paused
+			? `Your free trial of ${name} has ended without a payment method, so the plan is paused`
+			: `Your last payment for ${name} did not go through`
+		if (deletionPending) return `${happened}.`
+		return `${happened}: ${paused ? 'add a card' : 'update your card'} in Manage billing to keep it.`
+	}
 	const trial = status === 'trialing'
 	if (endsOn && (periodEnd === null || Date.parse(endsOn) <= Date.parse(periodEnd)))
 		return trial
@@ -237,7 +241,7 @@ export default function PricingPage() {
 				// Said once, with the one button that changes it; only their plan in the other period says more.
 				<div className="notice stack">
 					<p>
-						{`${currentPlanInWords(current)} `}
+						{`${currentPlanInWords(current, deletionRequestedOn !== null)} `}
 						To switch plans or billing periods, use Manage billing.
 					</p>
 					<ManageBillingButton busy={busy} opening={submitting === 'portal'} action={formAction} />

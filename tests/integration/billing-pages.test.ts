@@ -380,6 +380,35 @@ describe('the account page on a subscription whose payment is due', () => {
 			expect(pricing, processorStatus).not.toContain('You&#x27;re on')
 		}
 	})
+
+	test('with the account due to be deleted, the pages say the payment is due but not to keep the plan: the deletion section asks to cancel it', async () => {
+		for (const [processorStatus, says] of [
+			['past_due', 'Your last payment did not go through.'],
+			['paused', 'Your free trial has ended without a payment method, so your plan is paused.'],
+		] as const) {
+			const { userId, customer } = await subscribedUser('team')
+			const subscription = standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), processorStatus)
+			expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
+			standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
+			const filed = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${userId}@example.com` }, auth(userId))
+			expect(filed.status).toBe(200)
+
+			const page = await accountPage(userId)
+			expect(page, processorStatus).toContain(`<p class="notice notice--error">${says}</p>`)
+			expect(page, processorStatus).not.toMatch(/to keep (it|your plan)/)
+			expect(page, processorStatus).toContain('cancel it in Manage billing so that we can delete your account.')
+
+			const pricing = await (await fetch(`${app.url}/pricing`, { headers: auth(userId) })).text()
+			// The sentence ends there; what follows is the summary's own (React marks the join with a comment).
+			expect(pricing, processorStatus).toMatch(
+				processorStatus === 'paused'
+					? /Your free trial of Team has ended without a payment method, so the plan is paused\. (<!-- -->)?To switch/
+					: /Your last payment for Team did not go through\. (<!-- -->)?To switch/,
+			)
+			expect(pricing, processorStatus).not.toContain('to keep it')
+			expect(pricing, processorStatus).toContain('You asked for your account to be deleted on')
+		}
+	})
 })
 
 describe('the pricing page without processor keys', () => {
