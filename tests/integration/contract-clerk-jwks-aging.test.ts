@@ -1,5 +1,7 @@
+import { generateKeyPairSync } from 'node:crypto'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { cookieSuffix, sessionCookie } from '../mocks/clerk.ts'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp } from '../support/app-server.ts'
 import { freshDatabaseUrl } from '../support/database.ts'
@@ -8,6 +10,7 @@ import { expectServerLog } from '../support/fail-on-server-error.ts'
 import { postJson } from '../support/http.ts'
 import { projectRoot } from '../support/project.ts'
 import { newClerkUserId } from '../support/sessions.ts'
+import { FREE_STATUS } from '../support/status-payloads.ts'
 
 // Without CLERK_JWT_KEY, two copies of the provider's key list age in the server: Clerk's, which it
 // empties and fetches again after 5 minutes, and ours (token-key-ids.server.ts), which answers for the
@@ -115,4 +118,68 @@ describe('CLERK_JWT_KEY unset, as the key lists age (the server’s clock steppe
 			}
 		}, 90_000)
 	}
+
+	test('a valid Bearer decides beside a made-up session cookie while the provider fails: one verified before keeps its answers, a new one the status fallback and 503 (never 401); the cookie alone, 401 when unreadable, else the same 503', async () => {
+		expectServerLog(/^auth: \d+ session token\(s\) not verified \(jwk-remote-failed-to-load: .+\) since the last note; each answered 503/)
+		expectServerLog(/^auth: \d+ session token\(s\) refused \(token-unreadable/)
+		const { app, stepAhead, checkout } = await agingApp(250)
+		try {
+			const call = (path: '/api/billing/status' | '/api/billing/checkout', headers: Record<string, string>) =>
+				path === '/api/billing/status'
+					? fetch(`${app.url}${path}`, { headers, signal: AbortSignal.timeout(20_000) })
+					: postJson(`${app.url}${path}`, { plan: 'solo' }, headers)
+			const otherKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey
+			const suffix = cookieSuffix(standIns.env.CLERK_PUBLISHABLE_KEY!)
+			const iat = Math.floor(Date.now() / 1000) - 5
+			const madeUpCookies: Array<[string, string]> = [
+				['an unreadable __session', '__session=not.a.jwt'],
+				[
+					'a suffixed __session signed with another key under a made-up key id',
+					`__session_${suffix}=${standIns.clerk.sign({ sub: newClerkUserId() }, { privateKey: otherKey, kid: 'ins_made_up_cookie' })}; __client_uat_${suffix}=${iat}`,
+				],
+				[
+					'a __session signed with another key under the published key id',
+					sessionCookie(standIns.clerk.sign({ sub: newClerkUserId() }, { privateKey: otherKey })),
+				],
+			]
+			const unavailableJson = { error: expect.any(String), code: 'identity-provider-unavailable' }
+			// Before the outage: a client's Bearer is verified (both lists fetched, the session remembered).
+			const verifiedBefore = `Bearer ${standIns.clerk.sign({ sub: newClerkUserId() })}`
+			expect((await call('/api/billing/status', { Authorization: verifiedBefore })).status).toBe(200)
+			// 250 s on, the provider failing: our list is old, and its fetch fails (as in the first test).
+			await stepAhead()
+			standIns.clerkApi.setMode('error500')
+			const before = jwksCalls()
+			expect(await checkout()).toEqual(opened)
+			await until(() => jwksCalls() - before === 1, 5_000, 'our list fetched again')
+			const neverVerified = `Bearer ${standIns.clerk.sign({ sub: newClerkUserId() })}`
+			for (const [label, cookie] of madeUpCookies) {
+				// A Bearer not verified before cannot be now: the status API's fallback, a write's 503, not a 401 for the cookie.
+				const status = await call('/api/billing/status', { Authorization: neverVerified, Cookie: cookie })
+				expect(status.status, label).toBe(200)
+				expect(status.headers.get('cache-control'), label).toBe('no-store')
+				expect(await status.json(), label).toEqual(FREE_STATUS)
+				const write = await call('/api/billing/checkout', { Authorization: neverVerified, Cookie: cookie })
+				expect(write.status, label).toBe(503)
+				expect(await write.json(), label).toEqual(unavailableJson)
+				// The one verified before still opens a checkout: a 503 here would be the outage, a 401 the cookie.
+				const remembered = await call('/api/billing/checkout', { Authorization: verifiedBefore, Cookie: cookie })
+				expect(remembered.status, label).toBe(200)
+				expect(await remembered.json(), label).toEqual({ url: expect.any(String) })
+			}
+			// The cookie alone: an unreadable one is 401 at once (no key makes it a session); a signed one waits for the provider like any token.
+			for (const [label, cookie] of madeUpCookies) {
+				const unreadable = cookie === '__session=not.a.jwt'
+				const status = await call('/api/billing/status', { Cookie: cookie })
+				expect(status.status, label).toBe(unreadable ? 401 : 200)
+				expect(await status.json(), label).toEqual(unreadable ? { error: expect.any(String), code: 'unauthorized' } : FREE_STATUS)
+				const write = await call('/api/billing/checkout', { Cookie: cookie })
+				expect(write.status, label).toBe(unreadable ? 401 : 503)
+				expect(await write.json(), label).toEqual(unreadable ? { error: expect.any(String), code: 'unauthorized' } : unavailableJson)
+			}
+		} finally {
+			standIns.clerkApi.setMode('ok')
+			await app.stop()
+		}
+	}, 90_000)
 })
