@@ -129,21 +129,29 @@ const HANDSHAKE_COOKIE = /^\s*__clerk_handshake/
  * request that carries a made-up nonce: a client could spend our API quota and fill the log. So are
  * refresh cookies and cookies Clerk cannot decode (cookiesForClerk): the first would let anyone direct
  * a Backend API call, the second would make Clerk refuse a valid session.
+ * With a Bearer token the cookies are left out too: the token is the credential, and Clerk, though it
+ * verifies only the token, still decodes the session cookies beside it and throws on one it cannot
+ * (`__session=not.a.jwt`, another application's cookie on the domain): a valid token was refused.
  */
 function apiHeadersForClerk(headers: Headers): Headers {
 	const authorization = headers.get('Authorization')
 	const token = authorization?.match(BEARER)?.[1]
 	const cookies = headers.get('Cookie')
-	const canonicalBearer = token !== undefined && authorization !== `Bearer ${token}`
+	if (token !== undefined) {
+		if (cookies === null && authorization === `Bearer ${token}`) return headers
+		const forClerk = new Headers(headers)
+		forClerk.set('Authorization', `Bearer ${token}`)
+		forClerk.delete('Cookie')
+		return forClerk
+	}
 	// Any other Authorization (a bare token, another scheme) is not a credential here (credentialsOf
 	// keys such a request by its cookies), but Clerk would read a bare token before the cookies: it
 	// would verify one credential while the cache remembered the result under another.
-	const notBearer = authorization !== null && token === undefined
+	const notBearer = authorization !== null
 	const readable = cookies === null ? null : cookiesForClerk(cookies)
 	const handshake = readable?.includes('__clerk_handshake') === true
-	if (!canonicalBearer && !notBearer && !handshake && readable === cookies) return headers
+	if (!notBearer && !handshake && readable === cookies) return headers
 	const forClerk = new Headers(headers)
-	if (canonicalBearer) forClerk.set('Authorization', `Bearer ${token}`)
 	if (notBearer) forClerk.delete('Authorization')
 	if (readable !== null) {
 		const kept = handshake ? readable.split(';').filter((cookie) => !HANDSHAKE_COOKIE.test(cookie)) : [readable]
@@ -183,7 +191,7 @@ export async function sessionUserId(request: Request): Promise<string | null> {
 			noteRefusedSession(keyIdRefusal())
 			return null
 		}
-		const verification = clerkClient().authenticateRequest(headersOnly, {
+		const verification = clerkClient().authenticateRequest(kept.request, {
 			jwtKey: config.CLERK_JWT_KEY,
 			authorizedParties: [new URL(config.APP_URL).origin],
 		})

@@ -197,6 +197,8 @@ type PageTokens = { request: Request; dropped: boolean }
  * the session cache keys the answer by; and a list that cannot be fetched is the provider's outage. A
  * page goes to Clerk without them: signed out, or through a handshake when its cookies say it was
  * signed in. Tokens Clerk would not verify (another instance's session cookie) are not looked at.
+ * Both go without the tokens Clerk would throw on, beside another (below). Clerk verifies `request`
+ * as returned.
  */
 export function withKnownKeyIdsOnly(
 	request: Request,
@@ -223,9 +225,14 @@ export async function withKnownKeyIdsOnly(
 		dropped: true,
 	})
 	const found = tokensClerkVerifies(request, instance)
-	// A page's token Clerk would throw on goes first (the API answers Clerk's throw with a 401).
-	const throwing = api ? [] : found.filter((token) => clerkThrowsOn(token.token))
-	if (throwing.length > 0) return pageWithout(throwing)
+	// A token Clerk would throw on goes first (`__session=not.a.jwt`: another application's cookie on the
+	// domain): Clerk reads every session cookie before it picks one, and its throw refused this
+	// instance's valid session beside it. An API request with no other token is left to that throw
+	// (401, noted as unreadable).
+	const throwing = found.filter((token) => clerkThrowsOn(token.token))
+	if (throwing.length > 0 && !api) return pageWithout(throwing)
+	if (throwing.length > 0 && throwing.length < found.length)
+		return withKnownKeyIdsOnly(withoutTokens(request, throwing, instance), instance, source, { api: true })
 	const tokens = found.flatMap((token) => {
 		const kid = keyIdOf(token.token)
 		return kid === null ? [] : [{ ...token, kid }]

@@ -182,4 +182,29 @@ describe('CLERK_JWT_KEY unset, as the key lists age (the server’s clock steppe
 			await app.stop()
 		}
 	}, 90_000)
+
+	test('Clerk’s copy expired, ours young, the provider failing: a valid Bearer beside an unreadable __session cookie waits for the provider (503), not 401 for the cookie', async () => {
+		expectServerLog(/^auth: \d+ session token\(s\) not verified \(.+\) since the last note; each answered 503/)
+		expectServerLog(/^auth: \d+ session token\(s\) refused \(/)
+		const { app, stepAhead, checkout } = await agingApp(155)
+		try {
+			expect(await checkout()).toEqual(opened) // both lists fetched
+			await stepAhead()
+			const madeUp = standIns.clerk.sign({ sub: newClerkUserId() }, { kid: 'ins_made_up_for_a_fetch' })
+			expect((await postJson(`${app.url}/api/billing/checkout`, { plan: 'solo' }, { Authorization: `Bearer ${madeUp}` })).status).toBe(401)
+			await stepAhead()
+			standIns.clerkApi.setMode('error500')
+			const bearer = `Bearer ${standIns.clerk.sign({ sub: newClerkUserId() })}`
+			const response = await postJson(
+				`${app.url}/api/billing/checkout`,
+				{ plan: 'solo' },
+				{ Authorization: bearer, Cookie: '__session=not.a.jwt' },
+			)
+			expect(response.status).toBe(503)
+			expect(await response.json()).toEqual(unavailable.body)
+		} finally {
+			standIns.clerkApi.setMode('ok')
+			await app.stop()
+		}
+	}, 90_000)
 })

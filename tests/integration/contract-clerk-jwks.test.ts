@@ -42,6 +42,14 @@ describe('CLERK_JWT_KEY unset: keys from the identity provider', () => {
 		expect(jwksCalls()).toBeGreaterThan(before)
 	})
 
+	test('a valid Bearer decides beside a session cookie Clerk cannot decode: 200 and the user’s status on its first request, not 401 for the cookie', async () => {
+		for (const cookie of ['__session=not.a.jwt', '__session=eyJ4IjoxfQ.eyJ4IjoxfQ.x']) {
+			const response = await statusWith({ Authorization: `Bearer ${standIns.clerk.sign({ sub: newClerkUserId() })}`, Cookie: cookie })
+			expect(response.status, cookie).toBe(200)
+			expect(await response.json(), cookie).toEqual(FREE_STATUS)
+		}
+	})
+
 	test('forged tokens are 401 unauthorized JSON', async () => {
 		expectServerLog(/^auth: \d+ session token\(s\) refused \(/)
 		const victim = newClerkUserId()
@@ -150,6 +158,21 @@ describe('CLERK_JWT_KEY unset: keys from the identity provider', () => {
 			const page = await fetch(`${app.url}/account`, { headers: { Cookie: cookie, Accept: 'text/html' }, redirect: 'manual' })
 			expect(page.status).toBe(200)
 			await page.body?.cancel()
+		})
+
+		test("an unsuffixed __session that is no token at all (another application's cookie) beside this instance's session: signed in, on the API and on a page", async () => {
+			const userId = newClerkUserId()
+			standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
+			const iat = Math.floor(Date.now() / 1000) - 5
+			for (const other of ['not.a.jwt', 'eyJ4IjoxfQ.eyJ4IjoxfQ.x']) {
+				const cookie = `__session_${suffix()}=${standIns.clerk.sign({ sub: userId })}; __client_uat_${suffix()}=${iat}; __session=${other}`
+				const api = await statusWith({ Cookie: cookie })
+				expect(api.status, other).toBe(200)
+				expect(await api.json(), other).toEqual(FREE_STATUS)
+				const page = await fetch(`${app.url}/account`, { headers: { Cookie: cookie, Accept: 'text/html' }, redirect: 'manual' })
+				expect(page.status, other).toBe(200)
+				expect(await page.text(), other).toContain(`Signed in as<!-- --> <strong>${userId}<span>`)
+			}
 		})
 
 		test('alone, this instance signed out: the page is shown signed out, as the identity SDK decides, with no handshake', async () => {

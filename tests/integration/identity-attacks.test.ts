@@ -178,6 +178,20 @@ test('a session remembered as verified does not outlive a sign-out (__client_uat
 	expect(tamperedAfter.status).toBe(401)
 })
 
+test("a session beside a __session cookie that is no token (another application's on the domain) is still verified, whether it is a Bearer or this instance's cookie", async () => {
+	const suffix = cookieSuffix(standIns.env.CLERK_PUBLISHABLE_KEY!)
+	for (const other of ['not.a.jwt', 'eyJ4IjoxfQ.eyJ4IjoxfQ.x']) {
+		// A fresh token each time: a remembered one would not reach the identity SDK, where the cookie broke it.
+		const bearer = await fetch(`${app.url}/api/billing/status`, {
+			headers: { Authorization: `Bearer ${standIns.clerk.sign({ sub: newClerkUserId() })}`, Cookie: `__session=${other}` },
+		})
+		expect(bearer.status, other).toBe(200)
+		const cookie = `__session_${suffix}=${standIns.clerk.sign({ sub: newClerkUserId() })}; __client_uat_${suffix}=${now() - 5}; __session=${other}`
+		const cookies = await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: cookie } })
+		expect(cookies.status, other).toBe(200)
+	}
+})
+
 test('tokens that cannot even be read are counted, not logged one line per request', async () => {
 	const quiet = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...standIns.env })
 	try {
