@@ -349,6 +349,39 @@ test('a cookie the identity SDK cannot decode (Latin-1 from another application 
 	}
 })
 
+test("a signed-in browser's cookie jar as browsers and other applications on the domain write it stays signed in, on the API and the account page", async () => {
+	const suffix = cookieSuffix(standIns.env.CLERK_PUBLISHABLE_KEY!)
+	const userId = newClerkUserId()
+	standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
+	const uat = now() - 5
+	// The identity SDK's script keeps a suffixed copy of each cookie beside the unsuffixed one.
+	const jar = (token: string) => `__session=${token}; __session_${suffix}=${token}; __client_uat=${uat}; __client_uat_${suffix}=${uat}`
+	const otherCookies = Array.from({ length: 150 }, (_, i) => `pref${i}=${'v'.repeat(75)}`).join('; ')
+	const jars: Array<[string, (token: string) => Record<string, string>]> = [
+		['no space after the separators', (token) => ({ Cookie: jar(token).replaceAll('; ', ';') })],
+		['= inside other cookies’ values', (token) => ({ Cookie: `prefs=a=b==; ${jar(token)}; ab=x=y` })],
+		[
+			'an empty __session beside the suffixed one',
+			(token) => ({ Cookie: `__session=; __session_${suffix}=${token}; __client_uat_${suffix}=${uat}` }),
+		],
+		['another application’s __session sent after this one', (token) => ({ Cookie: `${jar(token)}; __session=abc123` })],
+		['12 KB of other cookies', (token) => ({ Cookie: `${otherCookies}; ${jar(token)}` })],
+		['an empty Authorization header', (token) => ({ Cookie: jar(token), Authorization: '' })],
+	]
+	for (const [label, headers] of jars) {
+		// A fresh token each time: a remembered one would not reach the identity SDK.
+		const api = await fetch(`${app.url}/api/billing/status`, { headers: headers(standIns.clerk.sign({ sub: userId })) })
+		expect(api.status, label).toBe(200)
+		expect(await api.json(), label).toMatchObject({ plan: 'free', status: 'none' })
+		const page = await fetch(`${app.url}/account`, {
+			headers: { ...headers(standIns.clerk.sign({ sub: userId })), Accept: 'text/html', 'Sec-Fetch-Dest': 'document' },
+			redirect: 'manual',
+		})
+		expect(page.status, label).toBe(200)
+		expect(await page.text(), label).toContain('>Sign out</button>')
+	}
+})
+
 test('a signed-in client sending its session with thousands of junk variants of its other cookies does not grow the server', async () => {
 	const rssMb = () => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${app.process.pid}/status`, 'utf8'))![1]) / 1024
 	const token = standIns.clerk.sign({ sub: newClerkUserId() })
