@@ -97,6 +97,18 @@ export function tokensClerkVerifies(request: Request, instance: ClerkInstance): 
 }
 
 /**
+ * The unsuffixed `__session` among `found` (tokensClerkVerifies) when it names no issuer beside this
+ * instance's suffixed session cookie. Every Clerk session token names its issuer, yet Clerk takes such
+ * a cookie in place of the suffixed one (AuthenticateContext.usesSuffixedCookies): it is another
+ * application's on the domain (an opaque id, JSON, a JWT of its own; Firebase Hosting passes no other
+ * cookie name on), and it signed a valid session out.
+ */
+export function foreignUnsuffixedSession(found: readonly ClerkToken[], instance: ClerkInstance): ClerkToken | undefined {
+	if (!found.some((token) => token.in === 'cookie' && token.name === instance.suffixedSession)) return undefined
+	return found.find((token) => token.in === 'cookie' && token.name === '__session' && issuerOf(token.token) === null)
+}
+
+/**
  * `request` without the tokens in `drop`. Should Clerk still find one (a cookie name hidden behind
  * %-escapes, which only a hand-made request has), every cookie goes with it.
  */

@@ -1,7 +1,13 @@
 import crypto from 'node:crypto'
 import { decodeJwt } from '@clerk/backend/jwt'
 import { withinDeadline } from './deadline.server.ts'
-import { tokensClerkVerifies, withoutTokens, type ClerkInstance, type ClerkToken } from './handshake-nonce.server.ts'
+import {
+	foreignUnsuffixedSession,
+	tokensClerkVerifies,
+	withoutTokens,
+	type ClerkInstance,
+	type ClerkToken,
+} from './handshake-nonce.server.ts'
 
 // Clerk keeps what it learns of a token's key id (`kid`), and anyone can write a token with a made-up
 // one. Tokens are checked here before Clerk sees them (auth.server.ts), in either configuration:
@@ -225,14 +231,18 @@ export async function withKnownKeyIdsOnly(
 		dropped: true,
 	})
 	const found = tokensClerkVerifies(request, instance)
-	// A token Clerk would throw on goes first (`__session=not.a.jwt`: another application's cookie on the
-	// domain): Clerk reads every session cookie before it picks one, and its throw refused this
-	// instance's valid session beside it. An API request with no other token is left to that throw
-	// (401, noted as unreadable).
-	const throwing = found.filter((token) => clerkThrowsOn(token.token))
-	if (throwing.length > 0 && !api) return pageWithout(throwing)
-	if (throwing.length > 0 && throwing.length < found.length)
-		return withKnownKeyIdsOnly(withoutTokens(request, throwing, instance), instance, source, { api: true })
+	// Tokens in the way of this instance's session go first: one Clerk would throw on (`__session=not.a.jwt`;
+	// Clerk reads every session cookie before it picks one, and its throw refused a valid session beside
+	// it), and another application's unsuffixed __session (foreignUnsuffixedSession). Neither is a key id
+	// refused (`dropped` says only that). An API request with no other token is left to Clerk (401).
+	const foreign = foreignUnsuffixedSession(found, instance)
+	const inTheWay = found.filter((token) => token === foreign || clerkThrowsOn(token.token))
+	if (inTheWay.length > 0 && (!api || inTheWay.length < found.length)) {
+		const without = withoutTokens(request, inTheWay, instance)
+		return api
+			? withKnownKeyIdsOnly(without, instance, source, { api: true })
+			: withKnownKeyIdsOnly(without, instance, source, { api: false })
+	}
 	const tokens = found.flatMap((token) => {
 		const kid = keyIdOf(token.token)
 		return kid === null ? [] : [{ ...token, kid }]

@@ -50,6 +50,25 @@ describe('CLERK_JWT_KEY unset: keys from the identity provider', () => {
 		}
 	})
 
+	test("another application's __session cookie that is no JWT of this instance's (an opaque id, JSON, a JWT naming no issuer) does not sign out a browser with this instance's suffixed session: 200 on the API, the account page signed in", async () => {
+		expectServerLog(/^auth: \d+ session token\(s\) refused \(/)
+		const suffix = cookieSuffix(standIns.env.CLERK_PUBLISHABLE_KEY!)
+		const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+		const noIssuer = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ uid: 'u1' })}.c2lnbmF0dXJl`
+		for (const other of ['abc123', '%7B%22uid%22%3A1%7D', noIssuer]) {
+			const userId = newClerkUserId()
+			standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
+			const uat = Math.floor(Date.now() / 1000) - 5
+			const cookie = `__session=${other}; __session_${suffix}=${standIns.clerk.sign({ sub: userId })}; __client_uat_${suffix}=${uat}; __client_uat=${uat}`
+			const api = await statusWith({ Cookie: cookie })
+			expect(api.status, other).toBe(200)
+			expect(await api.json(), other).toEqual(FREE_STATUS)
+			const page = await fetch(`${app.url}/account`, { headers: { Cookie: cookie, Accept: 'text/html' }, redirect: 'manual' })
+			expect(page.status, other).toBe(200)
+			expect(await page.text(), other).toContain('>Sign out</button>')
+		}
+	})
+
 	test('forged tokens are 401 unauthorized JSON', async () => {
 		expectServerLog(/^auth: \d+ session token\(s\) refused \(/)
 		const victim = newClerkUserId()

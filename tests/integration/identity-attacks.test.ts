@@ -192,6 +192,47 @@ test("a session beside a __session cookie that is no token (another application'
 	}
 })
 
+test("a signed-in browser whose __session cookie another application on the domain holds with a value that is no JWT (an opaque id, JSON, dotted base64) stays signed in by this instance's suffixed session cookie, on the API and the account page", async () => {
+	const suffix = cookieSuffix(standIns.env.CLERK_PUBLISHABLE_KEY!)
+	const userId = newClerkUserId()
+	standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
+	// Firebase Hosting forwards only a cookie named __session: another application on the domain writes
+	// its own there. It replaces the unsuffixed copy the identity SDK keeps beside the suffixed one, or,
+	// set on the parent domain before it, is sent first beside it.
+	for (const other of ['abc123', '%7B%22uid%22%3A1%7D', '{"uid":1}', 'eyJhIjoxfQ.eyJiIjoyfQ']) {
+		const token = standIns.clerk.sign({ sub: userId })
+		const uat = now() - 5
+		const ours = `__session_${suffix}=${token}; __client_uat_${suffix}=${uat}; __client_uat=${uat}`
+		for (const cookie of [`__session=${other}; ${ours}`, `__session=${other}; __session=${token}; ${ours}`]) {
+			const api = await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: cookie } })
+			expect(api.status, cookie).toBe(200)
+			const page = await fetch(`${app.url}/account`, {
+				headers: { Cookie: cookie, Accept: 'text/html', 'Sec-Fetch-Dest': 'document' },
+				redirect: 'manual',
+			})
+			expect(page.status, cookie).toBe(200)
+			expect(await page.text()).toContain('>Sign out</button>')
+		}
+	}
+})
+
+test("a __session cookie holding another application's JWT that names no issuer does not refuse this instance's suffixed session on the API, as it does not on the account page", async () => {
+	const suffix = cookieSuffix(standIns.env.CLERK_PUBLISHABLE_KEY!)
+	const userId = newClerkUserId()
+	standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
+	const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+	// Another application's own HS256 session token: no issuer, no key id.
+	const theirs = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ uid: 'u1', exp: now() + 3600 })}.c2lnbmF0dXJl`
+	const uat = now() - 5
+	const cookie = `__session=${theirs}; __session_${suffix}=${standIns.clerk.sign({ sub: userId })}; __client_uat_${suffix}=${uat}; __client_uat=${uat}`
+	const page = await fetch(`${app.url}/account`, { headers: { Cookie: cookie, Accept: 'text/html' }, redirect: 'manual' })
+	expect(page.status).toBe(200)
+	expect(await page.text()).toContain('>Sign out</button>')
+	const api = await fetch(`${app.url}/api/billing/status`, { headers: { Cookie: cookie } })
+	expect(api.status).toBe(200)
+	expect(await api.json()).toMatchObject({ plan: 'free', status: 'none' })
+})
+
 test('tokens that cannot even be read are counted, not logged one line per request', async () => {
 	const quiet = await startApp({ DATABASE_URL: await freshDatabaseUrl(), ...standIns.env })
 	try {
