@@ -106,6 +106,27 @@ describe('POST /api/contact delivers the message', () => {
 	})
 })
 
+describe('text that looks like an RFC 2047 encoded word', () => {
+	test('a subject typed like an encoded word arrives as typed, not decoded into other words or a line break', async () => {
+		// RFC 2047 §2: any "=?charset?encoding?text?=" in an unstructured header is an encoded word, so a
+		// sender writes such typed text encoded. Sent raw, the inbox shows what it decodes to, CR/LF included.
+		for (const subject of ['=?UTF-8?B?SGFja2Vk?=', '=?UTF-8?Q?Refund_approved=0D=0AX-Priority:_1?=']) {
+			const response = await contact({ ...valid, subject, message: `Typed as ${subject}` })
+			expect(response.status).toBe(200)
+			const mail = await sink.waitForMessage((m) => m.text?.includes(`Typed as ${subject}`) ?? false)
+			expect(mail.subject).toBe(`[Contact] ${subject}`)
+		}
+	})
+
+	test("a name typed like an encoded word is the Reply-To's name as typed", async () => {
+		const name = '=?UTF-8?B?U3VwcG9ydCBUZWFt?='
+		const response = await contact({ ...valid, name, subject: 'Name like an encoded word' })
+		expect(response.status).toBe(200)
+		const mail = await sink.waitForMessage((m) => m.subject === '[Contact] Name like an encoded word')
+		expect(mail.replyTo?.value).toEqual([{ name, address: valid.email }])
+	})
+})
+
 /** 252 characters in labels of at most 63: with `a@`, the longest address a mail server takes. */
 const LONGEST_DOMAIN = ['b'.repeat(63), 'b'.repeat(63), 'b'.repeat(63), 'c'.repeat(60)].join('.')
 

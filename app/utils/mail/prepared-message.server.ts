@@ -91,6 +91,19 @@ function headerLine(key: string, value: Parameters<MimeNode['encodeHeaderValue']
 	return encoded.trim() ? `${mimeFuncs.foldLines(`${key}: ${encoded}`, 76)}\r\n` : ''
 }
 
+// Text that reads as an RFC 2047 encoded word (`=?UTF-8?B?SGFja2Vk?=`) is shown decoded by mail
+// clients, quoted or not: a subject or name typed so arrived as other words, or with a line break in
+// it. nodemailer encodes only non-ASCII text, so such a value is encoded whole, and reads as typed.
+const LOOKS_ENCODED = /=\?[^?]*\?[bq]\?[^?]*\?=/i
+const asTypedWhenDecoded = (text: string) => (LOOKS_ENCODED.test(text) ? mimeFuncs.encodeWord(text, 'B', 52) : text)
+
+/** The Reply-To line: the visitor's name as typed (above), then their address as nodemailer writes it. */
+function replyToLine({ name, address }: MailContent['replyTo']): string {
+	if (!LOOKS_ENCODED.test(name)) return headerLine('Reply-To', { name, address })
+	// Written here: nodemailer would put the encoded name in quotes, where strict readers leave it encoded.
+	return `${mimeFuncs.foldLines(`Reply-To: ${asTypedWhenDecoded(name)} <${encoder.encodeHeaderValue('Reply-To', { name: '', address })}>`, 76)}\r\n`
+}
+
 /**
  * Lines that differ between messages only by a value of 32 hex digits (the boundary's random part, a
  * Message-ID's local part) are encoded once with this in its place, then the value is put in. Every
@@ -190,8 +203,8 @@ export function prepareMessage(content: MailContent): PreparedMessage {
 	const boundary = boundaryOf(unique)
 	const headers =
 		sender.lines +
-		headerLine('Reply-To', content.replyTo) +
-		headerLine('Subject', content.subject) +
+		replyToLine(content.replyTo) +
+		headerLine('Subject', asTypedWhenDecoded(content.subject)) +
 		`Message-ID: ${messageId}\r\n` +
 		`Date: ${new Date().toUTCString().replace(/GMT/, '+0000')}\r\n` +
 		'MIME-Version: 1.0\r\n' +
