@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { startStandIns, type StandIns } from '../mocks/serve-all.ts'
 import { startApp, type RunningApp } from '../support/app-server.ts'
-import { freshDatabaseUrl, withDatabase } from '../support/database.ts'
+import { freshDatabaseUrl, readStored, withDatabase } from '../support/database.ts'
 import { postForm, postJson } from '../support/http.ts'
 import { sessionCookie } from '../mocks/clerk.ts'
 import { newClerkUserId, sessionHeaders } from '../support/sessions.ts'
@@ -574,5 +574,55 @@ describe('the account page without JavaScript, once the session token has expire
 		expect(html).toContain('what you just sent was not received. Please send it again.')
 		expect(html).toContain('name="confirmEmail"')
 		expect(html).not.toContain('You asked for your account to be deleted on')
+	})
+})
+
+describe('the account page and the API, the same typing', () => {
+	const fileFromPage = (userId: string, fields: { confirmEmail: string; reason: string }) =>
+		postForm(`${app.url}/account`, { intent: 'delete-request', ...fields }, { ...sessionHeaders(standIns.clerk, userId), Origin: app.url })
+
+	test('file the same: the reason is stored alike (line breaks once, control characters as U+FFFD, Unicode as typed), the address in any spelling', async () => {
+		const cases: Array<[account: string, typed: string, reason: string, stored: string | null]> = [
+			['owner@example.com', 'owner@example.com', '  one\r\ntwo\rthree\nfour  ', 'one\ntwo\nthree\nfour'],
+			['owner@example.com', 'owner@example.com', 'a\u0000b\u001bc\u007fd\te', 'a\ufffdb\ufffdc\ufffdd\te'],
+			['owner@example.com', 'owner@example.com', '👨‍👩‍👧'.repeat(400), '👨‍👩‍👧'.repeat(400)],
+			[
+				'owner@example.com',
+				'owner@example.com',
+				'cafe\u0301 Zoë Ångström 山田 a\u2028b\u2029c\u0085d',
+				'cafe\u0301 Zoë Ångström 山田 a\u2028b\u2029c\u0085d',
+			],
+			['owner@example.com', '\u00a0owner@example.com\t', '   ', null],
+			['owner+tag@example.com', 'Owner+Tag@Example.COM', '\u00a0kept\u00a0', 'kept'],
+			['owner@bücher.de', 'OWNER@BÜCHER.DE', 'x\r'.repeat(999) + 'xy', 'x\n'.repeat(999) + 'xy'],
+		]
+		const filed: Array<{ apiUser: string; pageUser: string; stored: string | null }> = []
+		for (const [account, typed, reason, stored] of cases) {
+			const apiUser = userWithEmail(account)
+			const pageUser = userWithEmail(account)
+			expect((await fileRequest(app, apiUser, { confirmEmail: typed, reason })).status, `${typed} ${reason}`).toBe(200)
+			const page = await fileFromPage(pageUser, { confirmEmail: typed, reason })
+			expect(page.status, `${typed} ${reason}`).toBe(303)
+			filed.push({ apiUser, pageUser, stored })
+		}
+		const read = await readStored(app, { DATABASE_URL: databaseUrl, ...standIns.env }, (prisma) =>
+			prisma.deletionRequest.findMany({ select: { reason: true, user: { select: { clerkId: true } } } }),
+		)
+		app = read.app
+		const reasonOf = new Map(read.value.map((row) => [row.user.clerkId, row.reason]))
+		for (const { apiUser, pageUser, stored } of filed) {
+			expect(reasonOf.get(apiUser)).toBe(stored)
+			expect(reasonOf.get(pageUser)).toBe(stored)
+		}
+	})
+
+	test('a refused form comes back with both fields as typed, non-ASCII and line breaks included', async () => {
+		const userId = userWithEmail('keeper@example.com')
+		const response = await fileFromPage(userId, { confirmEmail: 'keepér@bücher.de', reason: 'Zoë 🎬\r\nsecond line 撮影' })
+		expect(response.status).toBe(400)
+		const html = await response.text()
+		expect(html).toContain('That is not the email address of this account.')
+		expect(html).toMatch(/<input[^>]*name="confirmEmail"[^>]*value="keepér@bücher.de"/)
+		expect(html).toMatch(/<textarea[^>]*name="reason"[^>]*>Zoë 🎬\r\nsecond line 撮影<\/textarea>/)
 	})
 })

@@ -810,6 +810,84 @@ describe('the /contact page', () => {
 	})
 })
 
+describe('the same submission from the page and from the API arrives as the same mail, read as typed', () => {
+	/** The mail a send delivers: the app sends before it answers, so it is the next one in the sink. */
+	async function delivered(send: () => Promise<Response>) {
+		const before = sink.messages.length
+		const response = await send()
+		expect([200, 303]).toContain(response.status)
+		await until(() => sink.messages.length > before, 5000, 'the mail of the send')
+		return sink.messages[before]!
+	}
+	const escaped = (value: string) =>
+		value.replace(/[&<>"']/g, (char) => `&${{ '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot', "'": '#39' }[char]};`)
+
+	test.each([
+		['an accented name and subject (RFC 2047)', { name: 'Zoë Ångström', subject: 'Über die Rechnung für Zoë' }],
+		['a Japanese name and subject', { name: '山田 太郎', subject: '請求書について 質問があります' }],
+		['emoji, a variation selector and a ZWJ family', { name: '🎬 Director 🎞️', subject: 'Shots 👨‍👩‍👧 and 🎬 scenes' }],
+		['ASCII words between non-ASCII ones, spaces kept', { subject: 'Zoë and  Ångström and more ascii words here and Ürsula, the end' }],
+		['a name of 200 encoded characters, folded over many lines', { name: 'Zoë '.repeat(49) + 'Zoë' }],
+		['a name of 200 emoji', { name: '🎬'.repeat(200) }],
+		['a subject of 500 Japanese characters', { subject: '撮影予定'.repeat(125) }],
+		['a subject of 500 ASCII letters without a space', { subject: 'S'.repeat(500) }],
+		['a subject with a tab and runs of spaces', { subject: 'a\tb    c' }],
+		['a name with quotes, a comma, angle brackets, a backslash and an @', { name: 'Doe, John "JD" <jd@evil.test>; x\\y' }],
+		['a long quoted name folded inside its quotes', { name: 'a, '.repeat(66) + 'a' }],
+		['a name with an escape character and a next-line character (no header added)', { name: 'Eve\u0085Bcc: v@example.com\u000b' }],
+		['a plus-tagged address', { email: 'ann+tag@example.com' }],
+		['an address in upper case', { email: 'ANN.SMITH@EXAMPLE.COM' }],
+		['lines that start with dots, as SMTP escapes them', { message: '.\n..\n.hidden\nend\n.' }],
+		['lines that start with "From "', { message: 'From me\nFrom the start\n>From quoted' }],
+		['CRLF, CR and LF line breaks mixed', { message: 'one\r\ntwo\rthree\nfour\r\n\r\nsix' }],
+		['a line of 5 000 characters without a space', { message: 'x'.repeat(5000) }],
+		['a long line of accented letters (quoted-printable)', { message: 'é'.repeat(3000) }],
+		['dots landing at the start of quoted-printable lines', { message: ('é'.repeat(24) + '.' + 'x'.repeat(60)).repeat(5) }],
+		['trailing spaces and tabs at line ends', { message: 'line   \nnext\t\nlast' }],
+		['combining marks, flags and Unicode line separators', { message: 'cafe\u0301 🇯🇵 a\u2028b\u2029c' }],
+		['control characters', { message: 'a\u0000b\u0007c\u001bd' }],
+	] as Array<[string, Partial<typeof valid>]>)('%s', async (_label, patch) => {
+		const fields = { ...valid, ...patch }
+		const fromApi = await delivered(() => contact(fields))
+		const fromPage = await delivered(() =>
+			postForm(`${app.url}/contact`, { ...fields, website: '' }, { Origin: app.url, 'X-Forwarded-For': uniqueIp() }),
+		)
+		const asTyped = (value: string) => value.replace(/\r\n?/g, '\n').trim()
+		const oneLine = (value: string) => asTyped(value).replace(/\n/g, ' ')
+		for (const mail of [fromApi, fromPage]) {
+			expect(mail.subject).toBe(`[Contact] ${oneLine(fields.subject)}`)
+			// mailparser shows an internationalised domain decoded and a domain in lower case.
+			expect(mail.replyTo?.value).toEqual([
+				{ name: oneLine(fields.name), address: fields.email.replace(/@.*/, (domain) => domain.toLowerCase()) },
+			])
+			expect(mail.text).toContain(`\n\n${escaped(asTyped(fields.message))}\n`)
+			expect(String(mail.html).replace(/\r\n/g, '\n')).toContain(
+				`<div style="white-space:pre-wrap">${escaped(asTyped(fields.message))}</div>`,
+			)
+			expect([...mail.headers.keys()]).toEqual(['from', 'to', 'reply-to', 'subject', 'message-id', 'date', 'mime-version', 'content-type'])
+		}
+		expect(fromPage.text).toBe(fromApi.text)
+		expect(fromPage.html).toBe(fromApi.html)
+		expect(fromPage.messageId).toBe(fromApi.messageId)
+	})
+
+	test('after a refusal the page keeps every field as typed, non-ASCII and line breaks included', async () => {
+		const typed = {
+			name: 'Zoë Ångström 🎬 山田',
+			email: 'zoë@bücher',
+			subject: '',
+			message: 'Line one 撮影\r\n  indented ✓\r\nLast',
+			website: '',
+		}
+		const response = await postForm(`${app.url}/contact`, typed, { Origin: app.url, 'X-Forwarded-For': uniqueIp() })
+		expect(response.status).toBe(400)
+		const html = await response.text()
+		expect(html).toMatch(/<input[^>]*name="name"[^>]*value="Zoë Ångström 🎬 山田"/)
+		expect(html).toMatch(/<input[^>]*name="email"[^>]*value="zoë@bücher"/)
+		expect(html).toMatch(/<textarea[^>]*name="message"[^>]*>Line one 撮影\r\n {2}indented ✓\r\nLast<\/textarea>/)
+	})
+})
+
 describe('BENCH_RAISE_LIMITS (the benchmark lifts the limits, on loopback only)', () => {
 	const burst = (target: RunningApp, ip: string) =>
 		Promise.all(Array.from({ length: 8 }, () => postJson(`${target.url}/api/contact`, valid, { 'X-Forwarded-For': ip }))).then(
