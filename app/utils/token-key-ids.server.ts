@@ -193,7 +193,7 @@ export function keysNotLoadedByClerk(detail: string) {
 /** Where the key ids are checked against: the instance's own key, or the provider's list. */
 export type KeySource = { pem: string } | { fetchKeyIds: () => Promise<string[]> }
 
-/** What Clerk may see of a request: `request` (dropped: some tokens were left out), or why it sees nothing. */
+/** What Clerk may see of a request: `request` (dropped: tokens whose key id is not the provider's were left out), or why it sees nothing. */
 export type KeptTokens = PageTokens | { refused: true } | { notVerified: string }
 type PageTokens = { request: Request; dropped: boolean }
 
@@ -203,7 +203,7 @@ type PageTokens = { request: Request; dropped: boolean }
  * the session cache keys the answer by; and a list that cannot be fetched is the provider's outage. A
  * page goes to Clerk without them: signed out, or through a handshake when its cookies say it was
  * signed in. Tokens Clerk would not verify (another instance's session cookie) are not looked at.
- * Both go without the tokens Clerk would throw on, beside another (below). Clerk verifies `request`
+ * Both go without the tokens in the way of this instance's session (below). Clerk verifies `request`
  * as returned.
  */
 export function withKnownKeyIdsOnly(
