@@ -95,13 +95,15 @@ function headerLine(key: string, value: Parameters<MimeNode['encodeHeaderValue']
 // clients, quoted or not: a subject or name typed so arrived as other words, or with a line break in
 // it. nodemailer encodes only non-ASCII text, so such a value is encoded whole, and reads as typed.
 const LOOKS_ENCODED = /=\?[^?]*\?[bq]\?[^?]*\?=/i
-const asTypedWhenDecoded = (text: string) => (LOOKS_ENCODED.test(text) ? mimeFuncs.encodeWord(text, 'B', 52) : text)
+const encodedWhole = (text: string) => mimeFuncs.encodeWord(text, 'B', 52)
+const asTypedWhenDecoded = (text: string) => (LOOKS_ENCODED.test(text) ? encodedWhole(text) : text)
 
 /** The Reply-To line: the visitor's name as typed (above), then their address as nodemailer writes it. */
 function replyToLine({ name, address }: MailContent['replyTo']): string {
 	if (!LOOKS_ENCODED.test(name)) return headerLine('Reply-To', { name, address })
 	// Written here: nodemailer would put the encoded name in quotes, where strict readers leave it encoded.
-	return `${mimeFuncs.foldLines(`Reply-To: ${asTypedWhenDecoded(name)} <${encoder.encodeHeaderValue('Reply-To', { name: '', address })}>`, 76)}\r\n`
+	const mailbox = encoder.encodeHeaderValue('Reply-To', { name: '', address })
+	return `${mimeFuncs.foldLines(`Reply-To: ${encodedWhole(name)} <${mailbox}>`, 76)}\r\n`
 }
 
 /**
