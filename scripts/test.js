@@ -13,6 +13,17 @@ fs.mkdirSync(resultsDir, { recursive: true })
 const totals = { passed: 0, failed: 0, skipped: 0 }
 const problems = []
 const skippedRuns = []
+// Each failed test, named again at the very end: CI may keep only the tail of a long run.
+const failures = []
+
+function firstLine(message) {
+	const line =
+		String(message ?? '')
+			.replace(/\x1b\[[0-9;]*m/g, '')
+			.split('\n')
+			.find((text) => text.trim() !== '') ?? ''
+	return line.trim().slice(0, 300)
+}
 
 function run(label, command, args, env = {}) {
 	console.log(`\n=== ${label} ===`)
@@ -26,6 +37,16 @@ function addVitest(file, label, ok) {
 		totals.passed += report.numPassedTests
 		totals.failed += report.numFailedTests
 		totals.skipped += report.numPendingTests + report.numTodoTests
+		for (const file of report.testResults) {
+			const where = path.relative(process.cwd(), file.name)
+			for (const test of file.assertionResults) {
+				if (test.status === 'failed') failures.push(`${label}: ${where} › ${test.fullName}\n    ${firstLine(test.failureMessages?.[0])}`)
+			}
+			// A file that failed before any test ran (a hook, an import) has no failed test to name.
+			if (file.status === 'failed' && !file.assertionResults.some((test) => test.status === 'failed')) {
+				failures.push(`${label}: ${where}\n    ${firstLine(file.message)}`)
+			}
+		}
 		if (!ok && report.numFailedTests === 0) problems.push(`${label} failed outside any test (see its output)`)
 	} catch {
 		problems.push(`${label} produced no report`)
@@ -61,6 +82,22 @@ if (hasPostgres) {
 	skippedRuns.push('the PostgreSQL integration run (no PostgreSQL)')
 }
 
+function collectPlaywrightFailures(suites, titles) {
+	for (const suite of suites ?? []) {
+		const inside = suite.file === suite.title ? [suite.file] : [...titles, suite.title]
+		for (const spec of suite.specs ?? []) {
+			for (const test of spec.tests) {
+				if (test.status !== 'unexpected') continue
+				const error = test.results.at(-1)?.errors?.[0]?.message
+				failures.push(
+					`browser journeys: e2e/${spec.file}:${spec.line} › ${[...inside.slice(1), spec.title].join(' › ')}\n    ${firstLine(error)}`,
+				)
+			}
+		}
+		collectPlaywrightFailures(suite.suites, inside)
+	}
+}
+
 if (hasBrowser) {
 	const out = path.join(resultsDir, 'e2e-results.json')
 	fs.rmSync(out, { force: true })
@@ -70,6 +107,7 @@ if (hasBrowser) {
 		totals.passed += stats.expected + stats.flaky
 		totals.failed += stats.unexpected
 		totals.skipped += stats.skipped
+		collectPlaywrightFailures(JSON.parse(fs.readFileSync(out, 'utf8')).suites, [])
 		if (!ok && stats.unexpected === 0) problems.push('the browser journeys failed outside any test')
 	} catch {
 		problems.push('the browser journeys produced no report')
@@ -82,6 +120,7 @@ if (hasBrowser) {
 }
 
 console.log('')
+for (const failure of failures) console.log(`failed: ${failure}`)
 for (const problem of problems) console.log(`problem: ${problem}`)
 const failed = totals.failed + problems.length
 const notRun = skippedRuns.length > 0 ? `; not run: ${skippedRuns.join(', ')}` : ''

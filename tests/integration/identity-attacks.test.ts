@@ -24,7 +24,9 @@ afterAll(async () => {
 	await standIns?.close()
 })
 // Refused tokens are what this file sends: the app notes each reason once a minute (auth.server.ts).
-beforeEach(() => expectServerLog(/^auth: \d+ session token\(s\) refused \(/))
+// Made-up handshake nonces too (handshake-nonce.server.ts): counted, and said a minute after the first
+// note, in whichever test then runs on this server.
+beforeEach(() => expectServerLog(/^auth: \d+ session token\(s\) refused \(/, /^auth: Clerk handshakes since the last note: /))
 
 const now = () => Math.floor(Date.now() / 1000)
 const victim = newClerkUserId()

@@ -221,7 +221,9 @@ describe('npm start, as operators run it', () => {
 	})
 })
 
-describe('npm run dev, as developers run it', () => {
+// Each test waits up to 90 s for the development server (Vite's first start on a clean checkout has no
+// cache): the test's own time must outlast that wait, or its finally (which kills the server) never runs.
+describe('npm run dev, as developers run it', { timeout: 150_000 }, () => {
 	const runDev = (port: number) => runNpm(['run', 'dev'], { NODE_ENV: 'development', PORT: port })
 
 	test('SIGTERM to npm stops the development server (a shell between them kept it serving, holding the database)', async () => {
