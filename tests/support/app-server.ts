@@ -33,9 +33,25 @@ export function spawnProductionServer(env: Record<string, string | undefined>, n
  */
 export async function startApp(
 	env: Record<string, string | undefined>,
+	options: { timeoutMs?: number; nodeArgs?: string[] } = {},
+): Promise<RunningApp> {
+	// The port is chosen up front so APP_URL (return URLs, authorized parties) can name it, and bound
+	// seconds later, once the database is open: in between another process's listener or outgoing
+	// connection may take it. Such a start is tried again on another port; any other failure is thrown.
+	for (let attempt = 1; ; attempt++) {
+		try {
+			return await startAppOnce(env, options)
+		} catch (error) {
+			const portTaken = env.PORT === undefined && /cannot listen on port \d+: listen EADDRINUSE/.test(String(error))
+			if (!portTaken || attempt === 3) throw error
+		}
+	}
+}
+
+async function startAppOnce(
+	env: Record<string, string | undefined>,
 	{ timeoutMs = 60_000, nodeArgs = [] as string[] } = {},
 ): Promise<RunningApp> {
-	// The port is chosen up front so APP_URL (return URLs, authorized parties) can name it.
 	const chosenPort = env.PORT ?? String(await freePort())
 	const child = spawnProductionServer({ APP_URL: `http://127.0.0.1:${chosenPort}`, ...env, PORT: chosenPort }, nodeArgs)
 	let output = ''
