@@ -297,6 +297,44 @@ describe('/admin/deletion-requests asks the processor, not only what was stored'
 		expect((await markProcessed(requestId)).status).toBe(303)
 	})
 
+	test('a checkout opened before the filing can no longer be paid once the request is processed: no subscription bills the deleted account', async () => {
+		const userId = newClerkUserId()
+		standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
+		const { url } = await (await postJson(`${app.url}/api/billing/checkout`, { plan: 'team' }, auth(userId))).json()
+		const sessionId = url.split('/').pop()
+		const filed = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${userId}@example.com` }, auth(userId))
+		const { request_id: requestId } = await filed.json()
+		// Another customer's open checkout is not this request's to end.
+		const other = newClerkUserId()
+		const { url: otherUrl } = await (await postJson(`${app.url}/api/billing/checkout`, { plan: 'solo' }, auth(other))).json()
+
+		expect((await markProcessed(requestId)).status).toBe(303)
+		// The hosted page left open in a tab, paid after the deletion was done: the processor refuses it.
+		const paid = await fetch(`${standIns.stripe.url}/checkout/${sessionId}/pay`, { method: 'POST', redirect: 'manual' })
+		expect(paid.status).toBe(410)
+		const customer = standIns.stripe.checkoutParams(sessionId)!.customer
+		expect(standIns.stripe.store.all('subscription').filter((s) => s.customer === customer)).toEqual([])
+		expect((await (await fetch(`${app.url}/api/billing/status`, { headers: auth(userId) })).json()).has_subscription).toBe(false)
+		expect(standIns.stripe.store.get(otherUrl.split('/').pop(), 'checkout.session')?.status).toBe('open')
+	})
+
+	test('when the open checkouts cannot be ended, nothing is marked and the page says to try again', async () => {
+		expectServerLog(/^account-deletion: could not end the open checkouts of cus_\S+ at the processor: /)
+		const userId = newClerkUserId()
+		standIns.clerkApi.setUser({ id: userId, email: `${userId}@example.com` })
+		const { url } = await (await postJson(`${app.url}/api/billing/checkout`, { plan: 'team' }, auth(userId))).json()
+		const filed = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: `${userId}@example.com` }, auth(userId))
+		const { request_id: requestId } = await filed.json()
+		standIns.stripe.failNext(/^POST \/v1\/checkout\/sessions\/[^/]+\/expire$/, 2)
+		const unverified = await markProcessed(requestId)
+		expect(unverified.status).toBe(503)
+		expect(await unverified.text()).toContain('Nothing was marked')
+		expect(standIns.stripe.store.get(url.split('/').pop(), 'checkout.session')?.status).toBe('open')
+		expect(await (await adminPage(adminId)).text()).toContain(listed(userId))
+		expect((await markProcessed(requestId)).status).toBe(303)
+		expect(standIns.stripe.store.get(url.split('/').pop(), 'checkout.session')?.status).toBe('expired')
+	})
+
 	test('when the processor cannot be asked, nothing is marked and the page says to try again', async () => {
 		expectServerLog(/^account-deletion: could not read the subscriptions of cus_\S+ from the processor: /)
 		const { userId, requestId, subscriptionId } = await userWithRequest({ subscribe: true })

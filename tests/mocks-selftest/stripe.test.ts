@@ -140,6 +140,25 @@ describe('API via the real SDK', () => {
 		expect(listed.data.map((s) => s.id)).toEqual([sub.id])
 	})
 
+	test('open checkouts are listed by status and expired, as at Stripe: an expired one cannot be paid, a paid one cannot be expired', async () => {
+		const customer = await stripe.customers.create({ email: 'expire@example.test' })
+		const open = (plan: 'solo' | 'team') =>
+			stripe.checkout.sessions.create({
+				mode: 'subscription',
+				customer: customer.id,
+				line_items: [{ price: fake.priceFor(plan, 'month').id, quantity: 1 }],
+				success_url: 'http://app.test/account',
+			})
+		const [first, second] = [await open('solo'), await open('team')]
+		await fetch(`${fake.url}/checkout/${second.id}/pay`, { method: 'POST', redirect: 'manual' })
+		const listed = await stripe.checkout.sessions.list({ customer: customer.id, status: 'open' })
+		expect(listed.data.map((s) => s.id)).toEqual([first.id])
+		const expired = await stripe.checkout.sessions.expire(first.id)
+		expect(expired).toMatchObject({ id: first.id, status: 'expired', url: null })
+		expect((await fetch(`${fake.url}/checkout/${first.id}/pay`, { method: 'POST', redirect: 'manual' })).status).toBe(410)
+		await expect(stripe.checkout.sessions.expire(second.id)).rejects.toMatchObject({ type: 'StripeInvalidRequestError', statusCode: 400 })
+	})
+
 	test('billing portal session', async () => {
 		const customer = await stripe.customers.create({})
 		const portal = await stripe.billingPortal.sessions.create({

@@ -51,13 +51,24 @@ export type ProcessResult =
  * subscription paid from a checkout opened before the filing (decision 0020) whose webhook has not
  * arrived yet (Stripe retries a failed delivery for days). `incomplete` counts: its first payment may
  * still go through. `unknown` when the processor cannot be asked now (nothing is marked; the
- * administrator tries again). A payment completed in the one round trip between this reading and
- * the marking is not seen; the administrator deletes the account after marking, by hand.
+ * administrator tries again).
+ *
+ * The customer's checkouts still open are expired first: one opened before the filing stays payable
+ * for 24 hours, and paid after the marking it would start a subscription billing an account marked
+ * deleted, which nobody can sign in to cancel. One paid meanwhile cannot be expired (Stripe answers
+ * 400) and its subscription is in the list read after.
  */
 async function billedAtProcessor(customerId: string | null): Promise<'billed' | 'not-billed' | 'unknown'> {
 	const processor = stripe()
 	if (!processor || !customerId) return 'not-billed'
+	let step = `end the open checkouts of ${customerId} at`
 	try {
+		for await (const session of processor.checkout.sessions.list({ customer: customerId, status: 'open', limit: 100 })) {
+			await processor.checkout.sessions.expire(session.id).catch((error: unknown) => {
+				if ((error as { statusCode?: number }).statusCode !== 400) throw error
+			})
+		}
+		step = `read the subscriptions of ${customerId} from`
 		// Without `status`, Stripe lists every subscription but the canceled ones: an old live one is not
 		// pushed off the page by many ended since.
 		const page = await processor.subscriptions.list({ customer: customerId, limit: 100 })
@@ -68,7 +79,7 @@ async function billedAtProcessor(customerId: string | null): Promise<'billed' | 
 		// Deleted in the Dashboard, or a test customer under a live key: this key bills nothing to it. A live
 		// customer under a test key may well be billed: unknown.
 		if (isGoneAtProcessor(error)) return 'not-billed'
-		console.error(`account-deletion: could not read the subscriptions of ${customerId} from the processor: ${(error as Error).message}`)
+		console.error(`account-deletion: could not ${step} the processor: ${(error as Error).message}`)
 		return 'unknown'
 	}
 }

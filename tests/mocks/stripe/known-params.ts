@@ -148,6 +148,7 @@ const KNOWN: Array<[method: string, path: RegExp, params: string[]]> = [
 		[...LIST, 'customer', 'customer_account', 'customer_details', 'payment_intent', 'payment_link', 'status', 'subscription'],
 	],
 	['GET', new RegExp(`^/v1/checkout/sessions${ONE}$`), []],
+	['POST', new RegExp(`^/v1/checkout/sessions${ONE}/expire$`), []],
 	[
 		'GET',
 		/^\/v1\/subscriptions$/,

@@ -81,10 +81,28 @@ function createCheckoutSession(ctx: ApiContext): ApiResult {
 function listCheckoutSessions(ctx: ApiContext): ApiResult {
 	const customer = str(ctx.params.customer)
 	const subscription = str(ctx.params.subscription)
+	const status = str(ctx.params.status)
 	const found = ctx.store
 		.all('checkout.session')
-		.filter((s) => (!customer || s.customer === customer) && (!subscription || s.subscription === subscription))
+		.filter(
+			(s) =>
+				(!customer || s.customer === customer) && (!subscription || s.subscription === subscription) && (!status || s.status === status),
+		)
 	return page(ctx, '/v1/checkout/sessions', found)
+}
+
+/** Stripe expires an open session only: one paid (complete) or expired already is a 400. */
+function expireCheckoutSession(ctx: ApiContext, id: string): ApiResult {
+	const session = ctx.store.get(id, 'checkout.session')
+	if (!session) return missing('checkout.session', id)
+	if (session.status !== 'open') {
+		return stripeError(
+			400,
+			`Only Checkout Sessions with a status in ["open"] can be expired. This Checkout Session has a status of "${String(session.status)}".`,
+		)
+	}
+	Object.assign(session, { status: 'expired', url: null })
+	return ok(session)
 }
 
 /** Stripe's default list leaves out canceled subscriptions; `status=all` includes them. */
@@ -232,6 +250,7 @@ export const billingRoutes: Route[] = [
 	['POST', /^\/v1\/checkout\/sessions$/, createCheckoutSession],
 	['GET', /^\/v1\/checkout\/sessions$/, listCheckoutSessions],
 	['GET', new RegExp(`^/v1/checkout/sessions/${ID}$`), (ctx, id) => getOr404(ctx, 'checkout.session', 'checkout.session', id)],
+	['POST', new RegExp(`^/v1/checkout/sessions/${ID}/expire$`), expireCheckoutSession],
 	['GET', /^\/v1\/subscriptions$/, listSubscriptions],
 	['GET', new RegExp(`^/v1/subscriptions/${ID}$`), (ctx, id) => getOr404(ctx, 'subscription', 'subscription', id)],
 	['POST', new RegExp(`^/v1/subscriptions/${ID}$`), updateSubscription],
