@@ -3,9 +3,11 @@ import { beforeEach, describe, expect, test } from 'vitest'
 import { expectServerLog } from '../support/fail-on-server-error.ts'
 import { newClerkUserId } from '../support/sessions.ts'
 import { until } from '../support/deadline.ts'
+import { priceObject } from '../mocks/stripe/objects.ts'
 import {
 	openCheckouts,
 	app,
+	auth,
 	checkout,
 	deliverSlowly,
 	pay,
@@ -242,6 +244,36 @@ describe('several subscriptions of one customer', () => {
 		items.unshift({ ...structuredClone(items[0]!), id: 'si_addon', price: structuredClone(standIns.stripe.priceFor('lighting', 'month')) })
 		expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
 		expect(await status(userId)).toMatchObject({ plan: 'studio', status: 'trialing', credits_daily: 1500, has_subscription: true })
+	})
+
+	describe('a subscriber whose item an operator moved to a price our catalogue does not name (decision 0029)', () => {
+		/** The user's shown subscription, active, its item moved to `price`, delivered; then cancelled, delivered. */
+		async function movedThenCancelled(price: Record<string, unknown>) {
+			const { userId, customer } = await subscribedUser('team', 'month')
+			const subscription = standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'active')
+			expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
+			;(subscription.items as { data: Array<Record<string, unknown>> }).data[0]!.price = structuredClone(price)
+			expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
+			const moved = { status: await status(userId), account: await (await fetch(`${app.url}/account`, { headers: auth(userId) })).text() }
+			const canceled = standIns.stripe.setSubscriptionStatus(String(subscription.id), 'canceled')
+			expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))).status).toBe(200)
+			return { moved, canceled: await status(userId), userId }
+		}
+
+		test('a custom price on our own product (no lookup key, no metadata): the plan stays, its amount is shown, and its cancellation ends it', async () => {
+			const team = standIns.stripe.priceFor('team', 'month')
+			const custom = standIns.stripe.store.put(priceObject({ product: String(team.product), unit_amount: 1_900, interval: 'month' }))
+			const { moved, canceled } = await movedThenCancelled(custom)
+			expect(moved.status).toMatchObject({ plan: 'team', status: 'active', credits_daily: 600, has_subscription: true })
+			expect(moved.account).toContain('<dt>Plan</dt><dd>Team</dd><dt>Price</dt><dd>$19 a month</dd>')
+			expect(canceled).toMatchObject({ plan: 'free', status: 'canceled', credits_daily: 20, has_subscription: false })
+		})
+
+		test("another product's price: the cancellation of the subscription the status shows still ends the plan", async () => {
+			const { canceled, userId } = await movedThenCancelled(standIns.stripe.priceFor('lighting', 'month'))
+			expect(canceled).toMatchObject({ plan: 'free', status: 'canceled', credits_daily: 20, has_subscription: false })
+			expect((await checkout(userId, { plan: 'solo' })).status).toBe(200)
+		})
 	})
 
 	test("another product's customer on the same processor account: its trials are never cancelled", async () => {

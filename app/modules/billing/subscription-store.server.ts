@@ -41,6 +41,40 @@ function billedAmount(subscription: Stripe.Subscription, interval: string): { pr
 	return { priceAmount: amount, priceCurrency: price.currency }
 }
 
+/** Where the subscription stands at the processor, as read at `observedAt`: every column but its plan. */
+function stateOf(subscription: Stripe.Subscription, interval: string, observedAt: Date) {
+	return {
+		processorStatus: subscription.status,
+		currentPeriodEnd: latestPeriodEnd(subscription),
+		// Set to end by either field (the column keeps its first name, which instances of the version
+		// before read during a rolling deploy); endsAt says when.
+		cancelAtPeriodEnd: isSetToEnd(subscription),
+		endsAt: endDateOf(subscription),
+		...billedAmount(subscription, interval),
+		sourceUpdatedAt: observedAt,
+	}
+}
+
+/**
+ * A subscription stored for a user whose items no longer bill one of our plans: an operator moved it
+ * to a price our catalogue does not name (a custom price made in the Dashboard, or another product's).
+ * It is still the one the user's status shows, so it is still followed: its status and dates are
+ * stored as the processor says (its cancellation ends the plan), and its plan stays the last of ours it
+ * billed. Only the row of this subscription, and only with a newer reading. 'stale' when there is none.
+ */
+export async function storeFollowedSubscription(
+	subscription: Stripe.Subscription,
+	{ observedAt, tx = db() }: { observedAt: Date; tx?: Tx },
+) {
+	const stored = await tx.subscription.findUnique({ where: { stripeSubscriptionId: subscription.id }, select: { interval: true } })
+	if (!stored) return 'stale' as const
+	const updated = await tx.subscription.updateMany({
+		where: { stripeSubscriptionId: subscription.id, sourceUpdatedAt: { lt: observedAt } },
+		data: stateOf(subscription, stored.interval, observedAt),
+	})
+	return updated.count > 0 ? ('stored' as const) : ('stale' as const)
+}
+
 async function findUserId(tx: Tx, subscription: Stripe.Subscription, hintUserId?: string | null) {
 	const candidates = [subscription.metadata?.userId, hintUserId].filter(looksLikeUuid)
 	for (const id of candidates) {
@@ -83,15 +117,8 @@ export async function storeSubscription(
 		stripeSubscriptionId: subscription.id,
 		plan: parsed?.plan ?? 'free',
 		interval,
-		processorStatus: subscription.status,
-		currentPeriodEnd: latestPeriodEnd(subscription),
-		// Set to end by either field (the column keeps its first name, which instances of the version
-		// before read during a rolling deploy); endsAt says when.
-		cancelAtPeriodEnd: isSetToEnd(subscription),
-		endsAt: endDateOf(subscription),
-		...billedAmount(subscription, interval),
+		...stateOf(subscription, interval, observedAt),
 		processorCreatedAt: new Date(subscription.created * 1000),
-		sourceUpdatedAt: observedAt,
 	}
 	// Having had any subscription (or trial) ends trial eligibility; the customer id is filled if empty.
 	const holder = await tx.user.update({ where: { id: userId }, data: { trialUsed: true }, select: { stripeCustomerId: true } })

@@ -7,7 +7,7 @@ import { hasValidWebhookSignature, secretKeyMode, stripe } from '#app/utils/stri
 import { customerSnapshot, endRepeatedTrials, keptSubscriptions, subscriptionToShow } from './customer-subscriptions.server.ts'
 import { parseWebhookEvent, type ParsedEvent } from './webhook-event.server.ts'
 import { customerIdOf, isOurs } from './processor-subscription.server.ts'
-import { storeSubscription, userIdForCustomer, type StoreOutcome } from './subscription-store.server.ts'
+import { storeFollowedSubscription, storeSubscription, userIdForCustomer, type StoreOutcome } from './subscription-store.server.ts'
 
 export type WebhookResult =
 	| { status: 'ok'; outcome: StoreOutcome | 'duplicate' | 'ignored' }
@@ -29,7 +29,12 @@ async function readSubscriptions(processor: Stripe, subscriptionId: string) {
 	})
 	if (!subscription) return null
 	// Another product's subscription on the same processor account: nothing about the plan changed.
-	if (!isOurs(subscription)) return 'not-ours' as const
+	// Unless it is one stored as a user's plan, whose item an operator has moved to a price not ours:
+	// that one is still followed (its cancellation ends the plan).
+	if (!isOurs(subscription)) {
+		const followed = await db().subscription.findUnique({ where: { stripeSubscriptionId: subscription.id }, select: { id: true } })
+		return followed ? ({ followed: subscription, observedAt } as const) : ('not-ours' as const)
+	}
 	const snapshot = await customerSnapshot(processor, subscription)
 	if (!snapshot) return { toShow: subscription, observedAt, wholeCustomer: false }
 	const all = await endRepeatedTrials(processor, snapshot, await userIdForCustomer(customerIdOf(subscription)))
@@ -113,6 +118,7 @@ export async function handleBillingWebhook(
 		const outcome = await db().$transaction(async (tx) => {
 			await tx.webhookEvent.create({ data: { id: event.id, type: event.type } })
 			if (!read) return 'ignored' as const
+			if (read.followed) return storeFollowedSubscription(read.followed, { observedAt: read.observedAt, tx })
 			const { toShow, observedAt, wholeCustomer } = read
 			return storeSubscription(toShow, { observedAt, hintUserId: target?.userId, wholeCustomer, tx })
 		})
