@@ -66,7 +66,11 @@ export function errorResponse(code: ErrorCode, extras: ErrorExtras = {}) {
 		code === 'bad-body'
 			? { error: message, code, detail: detail ?? message, issues: issues ?? [] }
 			: { error: message, code, ...(detail === undefined ? {} : { detail }), ...(issues === undefined ? {} : { issues }) }
-	return jsonResponse(body, { status: ERROR_STATUS[code], headers })
+	// RFC 9110 §15.5.2: a 401 names the scheme that would be accepted. Bearer, which no browser answers
+	// with a password prompt (the API also takes the session cookie, which is not a scheme).
+	const answerHeaders = new Headers(headers)
+	if (code === 'unauthorized') answerHeaders.set('WWW-Authenticate', 'Bearer')
+	return jsonResponse(body, { status: ERROR_STATUS[code], headers: answerHeaders })
 }
 
 export function zodIssues(error: z.ZodError): Issue[] {

@@ -33,9 +33,10 @@ const fileRequest = (target: RunningApp, userId: string, body: unknown) =>
 	postJson(`${target.url}/api/account/delete-request`, body, sessionHeaders(standIns.clerk, userId))
 
 describe('POST /api/account/delete-request', () => {
-	test('401 without a session', async () => {
+	test('401 without a session, naming the Bearer scheme (RFC 9110 §15.5.2)', async () => {
 		const response = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: 'a@b.test' })
 		expect(response.status).toBe(401)
+		expect(response.headers.get('www-authenticate')).toBe('Bearer')
 		expect(await response.json()).toMatchObject({ code: 'unauthorized' })
 	})
 

@@ -33,7 +33,7 @@ describe('signed-in endpoints without a valid session', () => {
 		['GET', '/api/billing/status'],
 		['POST', '/api/billing/checkout'],
 		['POST', '/api/billing/portal'],
-	])('%s %s → 401 JSON, even for a browser asking for HTML', async (method, path) => {
+	])('%s %s → 401 JSON naming the Bearer scheme (RFC 9110 §15.5.2), even for a browser asking for HTML', async (method, path) => {
 		expectServerLog(/^auth: \d+ session token\(s\) refused \(/)
 		for (const headers of [{ Accept: 'text/html' }, { Cookie: '__session=garbage; __client_uat=1' }] as Array<Record<string, string>>) {
 			const response = await fetch(`${app.url}${path}`, {
@@ -43,6 +43,7 @@ describe('signed-in endpoints without a valid session', () => {
 				redirect: 'manual',
 			})
 			expect(response.status).toBe(401)
+			expect(response.headers.get('www-authenticate')).toBe('Bearer')
 			expect(await response.json()).toEqual({ error: expect.any(String), code: 'unauthorized' })
 		}
 	})

@@ -98,6 +98,7 @@ describe('identity provider keys unset', () => {
 					: await postJson(`${app.url}${path}`, { plan: 'team', confirmEmail: 'a@example.com' }, auth)
 			expect(response.status).toBe(401)
 			expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8')
+			expect(response.headers.get('www-authenticate')).toBe('Bearer')
 			expect(await response.json()).toEqual({ error: expect.any(String), code: 'unauthorized' })
 		}
 		expect(standIns.clerkApi.requests.length).toBe(calls)
