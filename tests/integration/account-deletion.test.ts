@@ -493,6 +493,26 @@ describe('the account page without JavaScript', () => {
 		expect(asked()).toBe(askedForFirst)
 	})
 
+	test('an account with no email address (signed up with a phone number) is sent to support, not told each address it types is wrong', async () => {
+		const userId = newClerkUserId()
+		standIns.clerkApi.setUser({ id: userId, email: null })
+		const api = await fileRequest(app, userId, { confirmEmail: 'me@example.com' })
+		expect(api.status).toBe(400)
+		expect(await api.json()).toMatchObject({ code: 'email-mismatch', detail: expect.stringContaining('no primary email address') })
+		const page = await postForm(
+			`${app.url}/account`,
+			{ intent: 'delete-request', confirmEmail: 'me@example.com', reason: 'please' },
+			{ ...sessionHeaders(standIns.clerk, userId), Origin: app.url },
+		)
+		expect(page.status).toBe(400)
+		const html = await page.text()
+		expect(html).toContain('Your account has no email address, so a request cannot be confirmed here. Nothing was filed.')
+		expect(html).toMatch(/<a href="\/contact\?subject=Delete(\+|%20)my(\+|%20)account">Write to support<\/a>/)
+		expect(html).not.toContain('That is not the email address of this account.')
+		const account = await (await fetch(`${app.url}/account`, { headers: sessionHeaders(standIns.clerk, userId) })).text()
+		expect(account).not.toContain('You asked for your account to be deleted')
+	})
+
 	test('a filed request redirects to its confirmation (Post/Redirect/Get), titled and focused', async () => {
 		const userId = userWithEmail('prg@example.com')
 		const response = await postForm(

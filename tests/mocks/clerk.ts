@@ -142,7 +142,8 @@ export function cookieSuffix(publishableKey: string): string {
 
 export interface FakeClerkUser {
 	id: string
-	email: string
+	/** The primary address; null for an account with none (signed up with a phone number or a username). */
+	email: string | null
 	extraEmails?: string[]
 	firstName?: string | null
 	lastName?: string | null
@@ -251,7 +252,7 @@ export function clerkUserJson(user: FakeClerkUser): Record<string, unknown> {
 	const createdAt = Date.now() - 86_400_000
 	// The primary address listed last: a user who added an address and made it primary has it after
 	// the older ones, so "primary" cannot pass for "first".
-	const emails = [...(user.extraEmails ?? []), user.email].map((email) => ({
+	const emails = [...(user.extraEmails ?? []), ...(user.email === null ? [] : [user.email])].map((email) => ({
 		id: `idn_${randomId(27)}`,
 		object: 'email_address',
 		email_address: email,
@@ -265,7 +266,7 @@ export function clerkUserJson(user: FakeClerkUser): Record<string, unknown> {
 		object: 'user',
 		id: user.id,
 		external_id: null,
-		primary_email_address_id: emails.at(-1)!.id,
+		primary_email_address_id: user.email === null ? null : emails.at(-1)!.id,
 		primary_phone_number_id: null,
 		primary_web3_wallet_id: null,
 		username: null,

@@ -65,6 +65,10 @@ export async function deletionFromForm(
 		return { notice, contactHref: contactHref('Delete my account'), errors: {}, values, init: { status: 503 } }
 	}
 	const init = refusalInit(result)
+	if ('noAccountEmail' in result) {
+		const notice = 'Your account has no email address, so a request cannot be confirmed here. Nothing was filed.'
+		return showPending() ?? { notice, contactHref: contactHref('Delete my account'), errors: {}, values, init }
+	}
 	if (result.code === 'email-mismatch') {
 		return showPending() ?? { notice: null, errors: { confirmEmail: 'That is not the email address of this account.' }, values, init }
 	}

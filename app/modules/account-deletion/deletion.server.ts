@@ -25,6 +25,8 @@ export type DeletionResult =
 	| ({ status: 'ok' } & PendingRequest)
 	| { status: 'table-missing' }
 	| { status: 'error'; code: 'email-mismatch' | 'unauthorized' | 'identity-provider-unavailable' | 'db-error'; detail?: string }
+	/** An account with no primary email (signed up with a phone number or a username): nothing typed can confirm it. */
+	| { status: 'error'; code: 'email-mismatch'; detail: string; noAccountEmail: true }
 	| { status: 'error'; code: 'rate-limited'; retryAfterSeconds: number }
 
 /** One log line: Prisma's messages run over several ("Invalid `prisma.….create()` invocation:" and the cause). */
@@ -280,9 +282,11 @@ export async function fileDeletionRequest(
 	if (lookup.status === 'unavailable') return (await refund(), { status: 'error', code: 'identity-provider-unavailable' })
 	// The session is valid but the provider no longer knows the account: treat it as signed out.
 	if (lookup.status === 'unknown-user') return { status: 'error', code: 'unauthorized' }
-	if (!lookup.email || comparableEmail(lookup.email) !== comparableEmail(input.confirmEmail)) {
-		return { status: 'error', code: 'email-mismatch' }
+	if (!lookup.email) {
+		const detail = 'This account has no primary email address at the identity provider, so no email can confirm the request: ask support.'
+		return { status: 'error', code: 'email-mismatch', detail, noAccountEmail: true }
 	}
+	if (comparableEmail(lookup.email) !== comparableEmail(input.confirmEmail)) return { status: 'error', code: 'email-mismatch' }
 	try {
 		// Filing again while a request is pending returns that request: no second row. Read again after
 		// the identity provider answered: the one read with the user may have been withdrawn or processed
