@@ -32,6 +32,14 @@ function userWithEmail(email: string) {
 const fileRequest = (target: RunningApp, userId: string, body: unknown) =>
 	postJson(`${target.url}/api/account/delete-request`, body, sessionHeaders(standIns.clerk, userId))
 
+/** The account page's deletion form, posted as a browser posts it. */
+const fileFromPage = (target: RunningApp, userId: string, fields: { confirmEmail: string; reason: string }) =>
+	postForm(
+		`${target.url}/account`,
+		{ intent: 'delete-request', ...fields },
+		{ ...sessionHeaders(standIns.clerk, userId), Origin: target.url },
+	)
+
 describe('POST /api/account/delete-request', () => {
 	test('401 without a session, naming the Bearer scheme (RFC 9110 §15.5.2)', async () => {
 		const response = await postJson(`${app.url}/api/account/delete-request`, { confirmEmail: 'a@b.test' })
@@ -266,11 +274,7 @@ describe('when the database misbehaves', () => {
 			expect(response.status).toBe(200)
 			expect(await response.json()).toEqual({ ok: true, saved: false, table_missing: true })
 			// The page's form says so (503), with a link to support that fills in the subject.
-			const page = await postForm(
-				`${isolated.url}/account`,
-				{ intent: 'delete-request', confirmEmail: 'owner@example.com', reason: '' },
-				{ ...sessionHeaders(standIns.clerk, userId), Origin: isolated.url },
-			)
+			const page = await fileFromPage(isolated, userId, { confirmEmail: 'owner@example.com', reason: '' })
 			expect(page.status).toBe(503)
 			const html = await page.text()
 			expect(html).toContain('Account deletion cannot be requested here yet.')
@@ -474,12 +478,7 @@ describe('the account page without JavaScript', () => {
 
 	test('filing again from the page with the same email is answered as the API answers it: at once, without the provider, past the limit', async () => {
 		const userId = userWithEmail('page.again@example.com')
-		const file = (confirmEmail: string) =>
-			postForm(
-				`${app.url}/account`,
-				{ intent: 'delete-request', confirmEmail, reason: '' },
-				{ ...sessionHeaders(standIns.clerk, userId), Origin: app.url },
-			)
+		const file = (confirmEmail: string) => fileFromPage(app, userId, { confirmEmail, reason: '' })
 		expect((await file('page.again@example.com')).status).toBe(303)
 		const asked = () => standIns.clerkApi.requests.filter((r) => r.path === `/v1/users/${userId}`).length
 		const askedForFirst = asked()
@@ -499,11 +498,7 @@ describe('the account page without JavaScript', () => {
 		const api = await fileRequest(app, userId, { confirmEmail: 'me@example.com' })
 		expect(api.status).toBe(400)
 		expect(await api.json()).toMatchObject({ code: 'email-mismatch', detail: expect.stringContaining('no primary email address') })
-		const page = await postForm(
-			`${app.url}/account`,
-			{ intent: 'delete-request', confirmEmail: 'me@example.com', reason: 'please' },
-			{ ...sessionHeaders(standIns.clerk, userId), Origin: app.url },
-		)
+		const page = await fileFromPage(app, userId, { confirmEmail: 'me@example.com', reason: 'please' })
 		expect(page.status).toBe(400)
 		const html = await page.text()
 		expect(html).toContain('Your account has no email address, so a request cannot be confirmed here. Nothing was filed.')
@@ -515,11 +510,7 @@ describe('the account page without JavaScript', () => {
 
 	test('a filed request redirects to its confirmation (Post/Redirect/Get), titled and focused', async () => {
 		const userId = userWithEmail('prg@example.com')
-		const response = await postForm(
-			`${app.url}/account`,
-			{ intent: 'delete-request', confirmEmail: 'prg@example.com', reason: '' },
-			{ ...sessionHeaders(standIns.clerk, userId), Origin: app.url },
-		)
+		const response = await fileFromPage(app, userId, { confirmEmail: 'prg@example.com', reason: '' })
 		expect(response.status).toBe(303)
 		expect(response.headers.get('location')).toBe('/account?deletion=requested')
 		const html = await (await fetch(`${app.url}/account?deletion=requested`, { headers: sessionHeaders(standIns.clerk, userId) })).text()
@@ -536,12 +527,7 @@ describe('the account page with a request already pending', () => {
 	test('a mistyped or empty email from a second tab shows the pending request, not an error the page has no form to show', async () => {
 		const userId = userWithEmail('two.tabs@example.com')
 		expect((await fileRequest(app, userId, { confirmEmail: 'two.tabs@example.com' })).status).toBe(200)
-		const page = (confirmEmail: string) =>
-			postForm(
-				`${app.url}/account`,
-				{ intent: 'delete-request', confirmEmail, reason: '' },
-				{ ...sessionHeaders(standIns.clerk, userId), Origin: app.url },
-			)
+		const page = (confirmEmail: string) => fileFromPage(app, userId, { confirmEmail, reason: '' })
 		for (const typed of ['two.tabz@example.com', '']) {
 			const response = await page(typed)
 			expect(response.status).toBe(303)
@@ -556,11 +542,7 @@ describe('the account page with a request already pending', () => {
 		expect(await api.json()).toMatchObject({ code: 'email-mismatch' })
 		// Without a pending request, the same mistake is the form's error, as before.
 		const fresh = userWithEmail('one.tab@example.com')
-		const refused = await postForm(
-			`${app.url}/account`,
-			{ intent: 'delete-request', confirmEmail: 'one.tabz@example.com', reason: '' },
-			{ ...sessionHeaders(standIns.clerk, fresh), Origin: app.url },
-		)
+		const refused = await fileFromPage(app, fresh, { confirmEmail: 'one.tabz@example.com', reason: '' })
 		expect(refused.status).toBe(400)
 		expect(await refused.text()).toContain('That is not the email address of this account.')
 	})
@@ -599,9 +581,6 @@ describe('the account page without JavaScript, once the session token has expire
 })
 
 describe('the account page and the API, the same typing', () => {
-	const fileFromPage = (userId: string, fields: { confirmEmail: string; reason: string }) =>
-		postForm(`${app.url}/account`, { intent: 'delete-request', ...fields }, { ...sessionHeaders(standIns.clerk, userId), Origin: app.url })
-
 	test('file the same: the reason is stored alike (line breaks once, control characters as U+FFFD, Unicode as typed), the address in any spelling', async () => {
 		const cases: Array<[account: string, typed: string, reason: string, stored: string | null]> = [
 			['owner@example.com', 'owner@example.com', '  one\r\ntwo\rthree\nfour  ', 'one\ntwo\nthree\nfour'],
@@ -622,7 +601,7 @@ describe('the account page and the API, the same typing', () => {
 			const apiUser = userWithEmail(account)
 			const pageUser = userWithEmail(account)
 			expect((await fileRequest(app, apiUser, { confirmEmail: typed, reason })).status, `${typed} ${reason}`).toBe(200)
-			const page = await fileFromPage(pageUser, { confirmEmail: typed, reason })
+			const page = await fileFromPage(app, pageUser, { confirmEmail: typed, reason })
 			expect(page.status, `${typed} ${reason}`).toBe(303)
 			filed.push({ apiUser, pageUser, stored })
 		}
@@ -639,7 +618,7 @@ describe('the account page and the API, the same typing', () => {
 
 	test('a refused form comes back with both fields as typed, non-ASCII and line breaks included', async () => {
 		const userId = userWithEmail('keeper@example.com')
-		const response = await fileFromPage(userId, { confirmEmail: 'keepér@bücher.de', reason: 'Zoë 🎬\r\nsecond line 撮影' })
+		const response = await fileFromPage(app, userId, { confirmEmail: 'keepér@bücher.de', reason: 'Zoë 🎬\r\nsecond line 撮影' })
 		expect(response.status).toBe(400)
 		const html = await response.text()
 		expect(html).toContain('That is not the email address of this account.')
