@@ -254,7 +254,12 @@ describe('several subscriptions of one customer', () => {
 			expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
 			;(subscription.items as { data: Array<Record<string, unknown>> }).data[0]!.price = structuredClone(price)
 			expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
-			const moved = { status: await status(userId), account: await (await fetch(`${app.url}/account`, { headers: auth(userId) })).text() }
+			const moved = {
+				status: await status(userId),
+				account: await (await fetch(`${app.url}/account`, { headers: auth(userId) })).text(),
+				// A second checkout would bill the user twice: the one they have is still theirs.
+				checkout: (await checkout(userId, { plan: 'solo' })).status,
+			}
 			const canceled = standIns.stripe.setSubscriptionStatus(String(subscription.id), 'canceled')
 			expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', canceled))).status).toBe(200)
 			return { moved, canceled: await status(userId), userId }
@@ -266,11 +271,28 @@ describe('several subscriptions of one customer', () => {
 			const { moved, canceled } = await movedThenCancelled(custom)
 			expect(moved.status).toMatchObject({ plan: 'team', status: 'active', credits_daily: 600, has_subscription: true })
 			expect(moved.account).toContain('<dt>Plan</dt><dd>Team</dd><dt>Price</dt><dd>$19 a month</dd>')
+			expect(moved.checkout).toBe(409)
 			expect(canceled).toMatchObject({ plan: 'free', status: 'canceled', credits_daily: 20, has_subscription: false })
 		})
 
+		test('an event about an older subscription of ours, ended, does not show it in place of the moved one that still bills', async () => {
+			const { userId, customer } = await subscribedUser('team', 'month')
+			const subscription = standIns.stripe.setSubscriptionStatus(subscriptionIdFor(customer), 'active')
+			const older = standIns.stripe.createSubscription({ customer, plan: 'solo', status: 'canceled' })
+			older.created = Number(subscription.created) - 86_400
+			;(subscription.items as { data: Array<Record<string, unknown>> }).data[0]!.price = structuredClone(
+				standIns.stripe.priceFor('lighting', 'month'),
+			)
+			expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.updated', subscription))).status).toBe(200)
+			expect((await standIns.stripe.deliver(standIns.stripe.makeEvent('customer.subscription.deleted', older))).status).toBe(200)
+			expect(await status(userId)).toMatchObject({ plan: 'team', status: 'active', has_subscription: true })
+		})
+
 		test("another product's price: the cancellation of the subscription the status shows still ends the plan", async () => {
-			const { canceled, userId } = await movedThenCancelled(standIns.stripe.priceFor('lighting', 'month'))
+			const { moved, canceled, userId } = await movedThenCancelled(standIns.stripe.priceFor('lighting', 'month'))
+			// Until then it is the subscription the user was sold as Team: shown so, and held to it.
+			expect(moved.status).toMatchObject({ plan: 'team', status: 'active', has_subscription: true })
+			expect(moved.checkout).toBe(409)
 			expect(canceled).toMatchObject({ plan: 'free', status: 'canceled', credits_daily: 20, has_subscription: false })
 			expect((await checkout(userId, { plan: 'solo' })).status).toBe(200)
 		})

@@ -20,7 +20,12 @@ function isTransient(error: unknown) {
  * trial of ours a repeated one. A connection failure, 429 or 5xx throws, so the webhook answers 500
  * and is retried.
  */
-export async function customerSnapshot(processor: Stripe, subscription: Stripe.Subscription): Promise<Stripe.Subscription[] | null> {
+export async function customerSnapshot(
+	processor: Stripe,
+	subscription: Stripe.Subscription,
+	/** Of the subscriptions not ours by their price, the ids still followed as a user's plan (decision 0029). */
+	followedAmong: (notOurs: Stripe.Subscription[]) => Promise<Set<string>> = async () => new Set(),
+): Promise<Stripe.Subscription[] | null> {
 	let listed: Stripe.Subscription[]
 	try {
 		// `all` includes cancelled ones, so the event's subscription is in the same reading as the rest.
@@ -35,7 +40,10 @@ export async function customerSnapshot(processor: Stripe, subscription: Stripe.S
 		return null
 	}
 	const own = listed.find((candidate) => candidate.id === subscription.id) ?? subscription
-	return [own, ...listed.filter((candidate) => candidate.id !== subscription.id)].filter(isOurs)
+	const all = [own, ...listed.filter((candidate) => candidate.id !== subscription.id)]
+	const notOurs = all.filter((candidate) => !isOurs(candidate))
+	const followed = notOurs.length > 0 ? await followedAmong(notOurs) : new Set<string>()
+	return all.filter((candidate) => isOurs(candidate) || followed.has(candidate.id))
 }
 
 /** Live, and not set to end: a subscription the customer means to keep. */

@@ -75,6 +75,15 @@ export async function storeFollowedSubscription(
 	return updated.count > 0 ? ('stored' as const) : ('stale' as const)
 }
 
+/** Of these subscriptions, the ids stored as a user's paid plan: followed whatever their price now says. */
+export async function storedAsPlan(subscriptions: Stripe.Subscription[]): Promise<Set<string>> {
+	const rows = await db().subscription.findMany({
+		where: { stripeSubscriptionId: { in: subscriptions.map((subscription) => subscription.id) }, plan: { not: 'free' } },
+		select: { stripeSubscriptionId: true },
+	})
+	return new Set(rows.map((row) => row.stripeSubscriptionId))
+}
+
 async function findUserId(tx: Tx, subscription: Stripe.Subscription, hintUserId?: string | null) {
 	const candidates = [subscription.metadata?.userId, hintUserId].filter(looksLikeUuid)
 	for (const id of candidates) {

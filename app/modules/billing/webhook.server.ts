@@ -7,7 +7,13 @@ import { hasValidWebhookSignature, secretKeyMode, stripe } from '#app/utils/stri
 import { customerSnapshot, endRepeatedTrials, keptSubscriptions, subscriptionToShow } from './customer-subscriptions.server.ts'
 import { parseWebhookEvent, type ParsedEvent } from './webhook-event.server.ts'
 import { customerIdOf, isOurs } from './processor-subscription.server.ts'
-import { storeFollowedSubscription, storeSubscription, userIdForCustomer, type StoreOutcome } from './subscription-store.server.ts'
+import {
+	storedAsPlan,
+	storeFollowedSubscription,
+	storeSubscription,
+	userIdForCustomer,
+	type StoreOutcome,
+} from './subscription-store.server.ts'
 
 export type WebhookResult =
 	| { status: 'ok'; outcome: StoreOutcome | 'duplicate' | 'ignored' }
@@ -32,10 +38,12 @@ async function readSubscriptions(processor: Stripe, subscriptionId: string) {
 	// Unless it is one stored as a user's plan, whose item an operator has moved to a price not ours:
 	// that one is still followed (its cancellation ends the plan).
 	if (!isOurs(subscription)) {
-		const followed = await db().subscription.findUnique({ where: { stripeSubscriptionId: subscription.id }, select: { id: true } })
+		const followed = (await storedAsPlan([subscription])).has(subscription.id)
 		return followed ? ({ followed: subscription, observedAt } as const) : ('not-ours' as const)
 	}
-	const snapshot = await customerSnapshot(processor, subscription)
+	// Such a followed subscription is one of the customer's too: left out, an event about another one
+	// (an old one of ours, ended) would be shown in its place while it still bills the user.
+	const snapshot = await customerSnapshot(processor, subscription, storedAsPlan)
 	if (!snapshot) return { toShow: subscription, observedAt, wholeCustomer: false }
 	const all = await endRepeatedTrials(processor, snapshot, await userIdForCustomer(customerIdOf(subscription)))
 	const paidFor = keptSubscriptions(all)
@@ -46,7 +54,9 @@ async function readSubscriptions(processor: Stripe, subscriptionId: string) {
 		)
 	}
 	// A reading of the whole customer, live or not: the newest such reading decides what is shown.
-	return { toShow: subscriptionToShow(all), observedAt, wholeCustomer: true }
+	const toShow = subscriptionToShow(all)
+	if (!isOurs(toShow)) return { followed: toShow, observedAt } as const
+	return { toShow, observedAt, wholeCustomer: true }
 }
 
 // A signing secret that is not this endpoint's (another endpoint's, the other mode's, the CLI's) refuses
