@@ -157,6 +157,14 @@ describe('API via the real SDK', () => {
 		expect(expired).toMatchObject({ id: first.id, status: 'expired', url: null })
 		expect((await fetch(`${fake.url}/checkout/${first.id}/pay`, { method: 'POST', redirect: 'manual' })).status).toBe(410)
 		await expect(stripe.checkout.sessions.expire(second.id)).rejects.toMatchObject({ type: 'StripeInvalidRequestError', statusCode: 400 })
+		// Paged one at a time while each is expired: the cursor, no longer listed as open, pages on to the rest.
+		const more = [await open('solo'), await open('team'), await open('solo')]
+		const seen: string[] = []
+		for await (const session of stripe.checkout.sessions.list({ customer: customer.id, status: 'open', limit: 1 })) {
+			seen.push(session.id)
+			await stripe.checkout.sessions.expire(session.id)
+		}
+		expect(seen).toEqual(more.map((s) => s.id).reverse())
 	})
 
 	test('billing portal session', async () => {

@@ -64,8 +64,17 @@ async function billedAtProcessor(customerId: string | null): Promise<'billed' | 
 	let step = `end the open checkouts of ${customerId} at`
 	try {
 		for await (const session of processor.checkout.sessions.list({ customer: customerId, status: 'open', limit: 100 })) {
-			await processor.checkout.sessions.expire(session.id).catch((error: unknown) => {
+			await processor.checkout.sessions.expire(session.id).catch(async (error: unknown) => {
+				// Paid (or expired) since it was listed, or gone: no longer payable, which is all this asks.
+				// Any other refusal leaves it payable: nothing is marked. (Only the lists below say the
+				// customer is gone.)
+				if (isGoneAtProcessor(error)) return
 				if ((error as { statusCode?: number }).statusCode !== 400) throw error
+				const now = await processor.checkout.sessions.retrieve(session.id).catch((again: unknown) => {
+					if (isGoneAtProcessor(again)) return null
+					throw again
+				})
+				if (now?.status === 'open') throw error
 			})
 		}
 		step = `read the subscriptions of ${customerId} from`

@@ -57,7 +57,13 @@ export function page(ctx: ApiContext, url: string, items: StripeObject[]): ApiRe
 	const limit = listLimit(ctx)
 	let sorted = [...items].reverse()
 	const after = str(ctx.params.starting_after)
-	if (after) sorted = sorted.slice(sorted.findIndex((o) => o.id === after) + 1)
+	// Older than the cursor, by when each was made: as Stripe pages on, also from a cursor the filter
+	// no longer lists (a session expired between two pages), which restarting would page forever.
+	if (after) {
+		const madeAt = new Map([...ctx.store.objects.keys()].map((id, index) => [id, index]))
+		const cursor = madeAt.get(after) ?? -1
+		sorted = sorted.filter((o) => (madeAt.get(String(o.id)) ?? Infinity) < cursor)
+	}
 	const body = listObject(url, sorted.slice(0, limit))
 	body.has_more = sorted.length > limit
 	return ok(body)
