@@ -31,22 +31,37 @@ function run(label, command, args, env = {}) {
 	return result.status === 0
 }
 
+/** Names are a help, never a result: a report of another shape names nothing and fails nothing. */
+function namingFailures(work) {
+	try {
+		work()
+	} catch (error) {
+		failures.push(`(the failed tests could not be named: ${error.message}; see the output above)`)
+	}
+}
+
+function nameVitestFailures(report, label) {
+	namingFailures(() => {
+		for (const file of report.testResults) {
+			const where = path.relative(process.cwd(), file.name)
+			for (const test of file.assertionResults) {
+				if (test.status === 'failed') failures.push(`${label}: ${where} › ${test.fullName}\n    ${firstLine(test.failureMessages?.[0])}`)
+			}
+			// A file that failed outside its tests (an import, a hook) has no failed test to name.
+			if (file.status === 'failed' && !file.assertionResults.some((test) => test.status === 'failed')) {
+				failures.push(`${label}: ${where}\n    ${firstLine(file.message) || '(failed outside its tests: see the output above)'}`)
+			}
+		}
+	})
+}
+
 function addVitest(file, label, ok) {
 	try {
 		const report = JSON.parse(fs.readFileSync(file, 'utf8'))
 		totals.passed += report.numPassedTests
 		totals.failed += report.numFailedTests
 		totals.skipped += report.numPendingTests + report.numTodoTests
-		for (const file of report.testResults) {
-			const where = path.relative(process.cwd(), file.name)
-			for (const test of file.assertionResults) {
-				if (test.status === 'failed') failures.push(`${label}: ${where} › ${test.fullName}\n    ${firstLine(test.failureMessages?.[0])}`)
-			}
-			// A file that failed before any test ran (a hook, an import) has no failed test to name.
-			if (file.status === 'failed' && !file.assertionResults.some((test) => test.status === 'failed')) {
-				failures.push(`${label}: ${where}\n    ${firstLine(file.message)}`)
-			}
-		}
+		nameVitestFailures(report, label)
 		if (!ok && report.numFailedTests === 0) problems.push(`${label} failed outside any test (see its output)`)
 	} catch {
 		problems.push(`${label} produced no report`)
@@ -107,7 +122,12 @@ if (hasBrowser) {
 		totals.passed += stats.expected + stats.flaky
 		totals.failed += stats.unexpected
 		totals.skipped += stats.skipped
-		collectPlaywrightFailures(JSON.parse(fs.readFileSync(out, 'utf8')).suites, [])
+		namingFailures(() => {
+			const report = JSON.parse(fs.readFileSync(out, 'utf8'))
+			collectPlaywrightFailures(report.suites, [])
+			// Outside any test: the global set-up, the app's server failing to start.
+			for (const error of report.errors ?? []) failures.push(`browser journeys, outside any test:\n    ${firstLine(error.message)}`)
+		})
 		if (!ok && stats.unexpected === 0) problems.push('the browser journeys failed outside any test')
 	} catch {
 		problems.push('the browser journeys produced no report')
