@@ -1,3 +1,4 @@
+import type Stripe from 'stripe'
 import { db } from '#app/utils/db.server.ts'
 import { isGoneAtProcessor, stripe } from '#app/utils/stripe.server.ts'
 import { looksLikeUuid } from '#app/utils/uuid.ts'
@@ -64,18 +65,7 @@ async function billedAtProcessor(customerId: string | null): Promise<'billed' | 
 	let step = `end the open checkouts of ${customerId} at`
 	try {
 		for await (const session of processor.checkout.sessions.list({ customer: customerId, status: 'open', limit: 100 })) {
-			await processor.checkout.sessions.expire(session.id).catch(async (error: unknown) => {
-				// Paid (or expired) since it was listed, or gone: no longer payable, which is all this asks.
-				// Any other refusal leaves it payable: nothing is marked. (Only the lists below say the
-				// customer is gone.)
-				if (isGoneAtProcessor(error)) return
-				if ((error as { statusCode?: number }).statusCode !== 400) throw error
-				const now = await processor.checkout.sessions.retrieve(session.id).catch((again: unknown) => {
-					if (isGoneAtProcessor(again)) return null
-					throw again
-				})
-				if (now?.status === 'open') throw error
-			})
+			await expireIfPayable(processor, session.id)
 		}
 		step = `read the subscriptions of ${customerId} from`
 		// Without `status`, Stripe lists every subscription but the canceled ones: an old live one is not
@@ -90,6 +80,25 @@ async function billedAtProcessor(customerId: string | null): Promise<'billed' | 
 		if (isGoneAtProcessor(error)) return 'not-billed'
 		console.error(`account-deletion: could not ${step} the processor: ${(error as Error).message}`)
 		return 'unknown'
+	}
+}
+
+/**
+ * Expires a checkout session. One paid (or expired) since it was listed, or gone, is no longer payable,
+ * which is all this asks; any other refusal leaves it payable, and is thrown (nothing is marked). A
+ * session gone never says the customer is: only the lists do.
+ */
+async function expireIfPayable(processor: Stripe, sessionId: string) {
+	try {
+		await processor.checkout.sessions.expire(sessionId)
+	} catch (error) {
+		if (isGoneAtProcessor(error)) return
+		if ((error as { statusCode?: number }).statusCode !== 400) throw error
+		const now = await processor.checkout.sessions.retrieve(sessionId).catch((again: unknown) => {
+			if (isGoneAtProcessor(again)) return null
+			throw again
+		})
+		if (now?.status === 'open') throw error
 	}
 }
 

@@ -3,7 +3,7 @@ import { databaseNow, db } from '#app/utils/db.server.ts'
 import { isGoneAtProcessor } from '#app/utils/stripe.server.ts'
 import { customerSnapshot, subscriptionToShow } from './customer-subscriptions.server.ts'
 import { isOurs } from './processor-subscription.server.ts'
-import { storeFollowedSubscription, storeSubscription } from './subscription-store.server.ts'
+import { storedAsPlan, storeFollowedSubscription, storeSubscription } from './subscription-store.server.ts'
 import { isLiveProcessorStatus } from './subscription-state.ts'
 
 /** Drops the user's stored row of this subscription (its row only: the trial stays used); not subscribed. */
@@ -26,10 +26,7 @@ async function dropStored(userId: string, id: string, why: string) {
  * stored state stands: refusing a second subscription is the safe side of that doubt.
  */
 export async function confirmStoredSubscription(processor: Stripe, userId: string): Promise<boolean> {
-	const stored = await db().subscription.findUnique({
-		where: { userId },
-		select: { stripeSubscriptionId: true, processorStatus: true, plan: true },
-	})
+	const stored = await db().subscription.findUnique({ where: { userId }, select: { stripeSubscriptionId: true, processorStatus: true } })
 	if (!stored) return false
 	const id = stored.stripeSubscriptionId
 	/** The processor could not be asked: what is stored stands. */
@@ -53,12 +50,12 @@ export async function confirmStoredSubscription(processor: Stripe, userId: strin
 	// Stored with one of our plans, its item since moved by an operator to a price our catalogue does not
 	// name: still the user's subscription, followed as the webhook follows it. Live, it holds the user
 	// to it (a second checkout would bill them twice).
-	if (stored.plan !== 'free') {
+	if ((await storedAsPlan([fresh])).has(fresh.id)) {
 		await storeFollowedSubscription(fresh, { observedAt })
 		return isLiveProcessorStatus(fresh.status)
 	}
-	// Another product's subscription, stored (with the plan "free") before such were told apart (0029): what counts is the
-	// customer's subscriptions to our plans, read as the webhook reads them. None: the row goes.
+	// Another product's subscription, stored (as "free") before such were told apart (0029): what counts
+	// is the customer's subscriptions to our plans, read as the webhook reads them. None: the row goes.
 	// A processor that cannot list them now (down, 429, 5xx) is one that cannot be asked: the stored
 	// state stands, as above. (customerSnapshot throws those for the webhook, to be retried.)
 	let ours: Stripe.Subscription[] | null

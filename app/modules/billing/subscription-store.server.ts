@@ -75,7 +75,10 @@ export async function storeFollowedSubscription(
 	return updated.count > 0 ? ('stored' as const) : ('stale' as const)
 }
 
-/** Of these subscriptions, the ids stored as a user's paid plan: followed whatever their price now says. */
+/**
+ * Of these subscriptions, the ids stored as a user's paid plan: followed whatever their price now says.
+ * (A row of another product's subscription, stored before the two were told apart, holds "free".)
+ */
 export async function storedAsPlan(subscriptions: Stripe.Subscription[]): Promise<Set<string>> {
 	const rows = await db().subscription.findMany({
 		where: { stripeSubscriptionId: { in: subscriptions.map((subscription) => subscription.id) }, plan: { not: 'free' } },
